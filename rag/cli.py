@@ -1,0 +1,168 @@
+"""`rag` command line: ingest, ask, chat, stats, remove (thin layer over `rag.RAG`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import Any, Sequence
+
+from .settings import DECISIONS
+
+logger = logging.getLogger("rag")
+
+
+def setup_logging(level: str) -> None:
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    for noisy in ("httpx", "httpcore", "chromadb", "urllib3", "sentence_transformers", "transformers",
+                  "openai", "huggingface_hub", "bm25s", "gradio", "uvicorn.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _add_question_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--top-k", type=int, default=None, help="papers given to the LLM as sources")
+    p.add_argument("--decision", action="append", choices=DECISIONS, default=None,
+                   help="only papers with this decision (repeatable)")
+    p.add_argument("--retriever", choices=["dense", "bm25", "hybrid"], default=None,
+                   help="retrieval mode (default: the setting RAG_RETRIEVAL__MODE)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rag",
+        description="Cited answers about ICLR 2025 papers. Settings come from RAG_* environment "
+        "variables (see README).",
+    )
+    parser.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING or ERROR")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("ingest", help="add papers from JSONL/JSON/CSV files to the store",
+                       description="Ingest papers (default: the built-in 19-paper corpus). "
+                       "Unchanged papers are skipped; changed ones are replaced.")
+    p.add_argument("paths", nargs="*", help="corpus files (.jsonl, .json, .csv)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    p = sub.add_parser("ask", help="answer one question with cited papers",
+                       description="Answer a question from the stored papers, citing them as [n].")
+    p.add_argument("question")
+    p.add_argument("--json", action="store_true", help="print the answer object as JSON")
+    _add_question_options(p)
+
+    p = sub.add_parser("chat", help="ask questions in a loop in the terminal",
+                       description="Read questions from standard input until EOF or 'exit'.")
+    _add_question_options(p)
+
+    p = sub.add_parser("stats", help="papers and chunks in the store", description="Count papers and chunks.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("remove", help="delete a paper from the store", description="Delete one paper by id.")
+    p.add_argument("paper_id")
+
+    for extra in _extra_commands():
+        extra(sub)
+    return parser
+
+
+def _extra_commands() -> list[Any]:
+    """Subcommands that live with their own stage (server, evals)."""
+    out = []
+    try:
+        from .server import add_serve_command
+
+        out.append(add_serve_command)
+    except ImportError:
+        pass
+    try:
+        from evals.cli import add_eval_command
+
+        out.append(add_eval_command)
+    except ImportError:
+        pass
+    return out
+
+
+def print_answer(answer: Any, out: Any = sys.stdout) -> None:
+    print(answer.text, file=out)
+    if answer.citations:
+        print("\nSources:", file=out)
+        for c in answer.citations:
+            tag = " (attributed)" if c.kind == "attributed" else ""
+            print(f"  [{c.number}] {c.title}{tag}\n      {c.url}", file=out)
+    elif not answer.refused:
+        print("\n(warning: no sentence of this answer could be tied to a source)", file=out)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from . import RAG, Settings
+
+    settings = Settings()
+    setup_logging(args.log_level or settings.log_level)
+    if getattr(args, "handler", None):
+        return int(args.handler(args, settings) or 0)
+    rag = RAG(settings)
+    if args.command == "ingest":
+        report = rag.ingest(args.paths or None, progress=not args.no_progress)
+        skipped = ", ".join(f"{n} {why}" for why, n in report.skipped.items()) or "none"
+        print(f"added {report.added}, updated {report.updated}, unchanged {report.unchanged} papers "
+              f"({report.chunks_written} chunks written, {report.seconds:.1f}s); skipped: {skipped}")
+    elif args.command == "ask":
+        answer = rag.ask(args.question, top_k=args.top_k, decisions=args.decision, retriever=args.retriever)
+        if args.json:
+            print(answer.model_dump_json(indent=2))
+        else:
+            print_answer(answer)
+    elif args.command == "chat":
+        print(f"{rag.stats()['papers']} papers. Ask a question (Ctrl-D or 'exit' to quit).")
+        while True:
+            try:
+                q = input("\n? ").strip()
+            except EOFError:
+                break
+            if q in {"exit", "quit"}:
+                break
+            if not q:
+                continue
+            try:
+                print_answer(rag.ask(q, top_k=args.top_k, decisions=args.decision, retriever=args.retriever))
+            except Exception as exc:
+                from .errors import RagError
+
+                if not isinstance(exc, RagError):
+                    raise
+                print(f"error: {exc}", file=sys.stderr)
+    elif args.command == "stats":
+        st = rag.stats()
+        print(json.dumps(st) if args.json else
+              f"{st['papers']} papers, {st['chunks']} chunks in {st['store']} ({st['collection']})")
+    elif args.command == "remove":
+        n = rag.remove(args.paper_id)
+        print(f"removed {args.paper_id} ({n} chunks)")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from pydantic import ValidationError
+
+    from .errors import RagError
+
+    try:
+        return _run(args)
+    except RagError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = "__".join(str(x).upper() for x in first["loc"])
+        print(f"error: invalid setting RAG_{loc}: {first['msg']}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""The llama-index query engine: numbered sources → LLM → answer with validated citations."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Iterator, Sequence
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.base.response.schema import Response
+from llama_index.core.llms import LLM
+from llama_index.core.query_engine import CustomQueryEngine
+from llama_index.core.schema import NodeWithScore, TextNode
+from pydantic import ConfigDict
+
+from . import prompts
+from .citations import check_citations, is_refusal
+from .errors import InvalidRequestError, LLMUnavailableError, RagError
+from .llm import unavailable
+from .retrieve import PaperRetriever, Retrieval
+from .settings import RetrieverMode, Settings
+from .types import Answer, Source, Timings
+
+logger = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 2000
+
+
+def format_sources(sources: Sequence[Source]) -> str:
+    return "\n\n".join(
+        prompts.render("source", number=s.number, title=s.title, text=s.text) for s in sources
+    )
+
+
+def answer_messages(question: str, sources: Sequence[Source]) -> list[ChatMessage]:
+    user = prompts.render(
+        "answer", sources=format_sources(sources), question=question, refusal=prompts.REFUSAL
+    )
+    return [
+        ChatMessage(role=MessageRole.SYSTEM, content=prompts.load("system")),
+        ChatMessage(role=MessageRole.USER, content=user),
+    ]
+
+
+def check_question(question: str) -> str:
+    q = (question or "").strip()
+    if not q:
+        raise InvalidRequestError("the question is empty")
+    if len(q) > MAX_QUESTION_CHARS:
+        raise InvalidRequestError(f"the question is longer than {MAX_QUESTION_CHARS} characters")
+    return q
+
+
+def _llm_errors() -> tuple[type[BaseException], ...]:
+    import httpx
+    import openai
+
+    return (openai.APIError, httpx.HTTPError, ConnectionError, TimeoutError, OSError)
+
+
+class AnswerEngine(CustomQueryEngine):
+    """Retrieves papers, asks the LLM to answer from them with [n] markers, checks the markers."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    retriever: Any
+    llm: Any
+    embed_model: Any
+    settings: Any
+
+    def _refusal(self, question: str, retrieval: Retrieval, timings: Timings) -> Answer:
+        return Answer(
+            question=question,
+            text=prompts.REFUSAL,
+            sources=retrieval.sources,
+            refused=True,
+            llm_called=False,
+            grounded=True,
+            retriever=retrieval.mode,
+            llm=self.settings.llm.display_name,
+            timings=timings,
+        )
+
+    def _should_refuse(self, retrieval: Retrieval) -> bool:
+        best = retrieval.best_dense
+        return not retrieval.sources or best is None or best < self.settings.retrieval.refusal_threshold
+
+    def stream_answer(
+        self,
+        question: str,
+        top_k: int | None = None,
+        decisions: Sequence[str] | None = None,
+        mode: RetrieverMode | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Events: {"type": "sources"}, then {"type": "token"}..., then {"type": "answer"}."""
+        question = check_question(question)
+        t0 = time.perf_counter()
+        retrieval = self.retriever.retrieve(question, top_k=top_k, decisions=decisions, mode=mode)
+        timings = Timings(retrieval_ms=(time.perf_counter() - t0) * 1000)
+        if self._should_refuse(retrieval):
+            logger.info("refusing: best dense similarity %s", retrieval.best_dense)
+            timings.total_ms = (time.perf_counter() - t0) * 1000
+            answer = self._refusal(question, retrieval, timings)
+            yield {"type": "sources", "sources": []}
+            yield {"type": "token", "text": answer.text}
+            yield {"type": "answer", "answer": answer}
+            return
+        yield {"type": "sources", "sources": retrieval.sources}
+        raw = ""
+        tokens = 0
+        try:
+            for chunk in self.llm.stream_chat(answer_messages(question, retrieval.sources)):
+                delta = chunk.delta or ""
+                if not delta:
+                    continue
+                if timings.first_token_ms is None:
+                    timings.first_token_ms = (time.perf_counter() - t0) * 1000
+                raw += delta
+                tokens += 1
+                yield {"type": "token", "text": delta}
+        except RagError:
+            raise
+        except _llm_errors() as exc:
+            raise unavailable(self.settings.llm, exc) from exc
+        answer = self.finish(question, raw, retrieval, timings, tokens)
+        answer.timings.total_ms = (time.perf_counter() - t0) * 1000
+        yield {"type": "answer", "answer": answer}
+
+    def finish(self, question: str, raw: str, retrieval: Retrieval, timings: Timings, tokens: int | None) -> Answer:
+        """Validate the LLM's text into an Answer."""
+        common = dict(
+            question=question,
+            sources=retrieval.sources,
+            retriever=retrieval.mode,
+            llm=self.settings.llm.display_name,
+            raw_text=raw,
+            completion_tokens=tokens,
+            timings=timings,
+        )
+        if not raw.strip() or is_refusal(raw):
+            return Answer(text=prompts.REFUSAL, refused=True, **common)  # type: ignore[arg-type]
+        checked = check_citations(
+            raw,
+            retrieval.sources,
+            self.embed_model.get_text_embedding_batch,
+            self.settings.answer.attribution_threshold,
+        )
+        if checked.removed_markers:
+            logger.info("removed markers naming no source: %s", checked.removed_markers)
+        return Answer(
+            text=checked.text,
+            citations=checked.citations,
+            grounded=bool(checked.citations),
+            removed_markers=checked.removed_markers,
+            unsupported_sentences=checked.unsupported,
+            **common,  # type: ignore[arg-type]
+        )
+
+    def answer(
+        self,
+        question: str,
+        top_k: int | None = None,
+        decisions: Sequence[str] | None = None,
+        mode: RetrieverMode | None = None,
+    ) -> Answer:
+        for event in self.stream_answer(question, top_k=top_k, decisions=decisions, mode=mode):
+            if event["type"] == "answer":
+                return event["answer"]
+        raise LLMUnavailableError("the answer stream ended without an answer")
+
+    def custom_query(self, query_str: str) -> Response:
+        """llama-index entry point (used by its evaluators): the Answer rides in `metadata`."""
+        answer = self.answer(query_str)
+        nodes = [
+            NodeWithScore(
+                node=TextNode(text=s.text, id_=s.paper_id, metadata={"title": s.title, "url": s.url}),
+                score=s.score,
+            )
+            for s in answer.sources
+        ]
+        return Response(response=answer.text, source_nodes=nodes, metadata={"answer": answer})
+
+
+def build_engine(retriever: PaperRetriever, llm: LLM, embed_model: BaseEmbedding, settings: Settings) -> AnswerEngine:
+    return AnswerEngine(retriever=retriever, llm=llm, embed_model=embed_model, settings=settings)

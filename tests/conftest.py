@@ -1,0 +1,102 @@
+"""Shared fixtures: every test writes under tmp_path, and nothing may leave the machine."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+DATA = SHARED / "data"
+EVALSETS = SHARED / "evalsets"
+FULL_CORPUS = DATA / "iclr2025" / "papers.jsonl"
+SEED_CORPUS = DATA / "seed" / "papers.jsonl"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.pop("OPENAI_API_KEY", None)
+os.environ.pop("OPENAI_BASE_URL", None)
+for _k in list(os.environ):
+    if _k.startswith("RAG_"):
+        del os.environ[_k]
+
+
+def _is_local(address: object) -> bool:
+    if not isinstance(address, tuple) or not address:
+        return True  # unix sockets and the like
+    host = str(address[0])
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False  # a hostname that is not localhost
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any connection to a non-loopback address (e.g. a silent fallback to OpenAI)."""
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def connect(self: socket.socket, address: object) -> object:
+        if not _is_local(address):
+            raise RuntimeError(f"test tried to reach the network: {address}")
+        return real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: object) -> object:
+        if not _is_local(address):
+            raise RuntimeError(f"test tried to reach the network: {address}")
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Default store under the test's tmp dir, never the repository's vectorstore/."""
+    monkeypatch.setenv("RAG_STORE__PATH", str(tmp_path / "chroma"))
+
+
+def _require(path: Path) -> Path:
+    if not path.exists():
+        pytest.fail(f"shared data missing: {path} (the tests read ../shared/ beside the repo)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def full_corpus() -> Path:
+    return _require(FULL_CORPUS)
+
+
+@pytest.fixture(scope="session")
+def evalsets() -> Path:
+    return _require(EVALSETS)
+
+
+@pytest.fixture(scope="session")
+def seed_rag(tmp_path_factory: pytest.TempPathFactory):
+    """A RAG over the built-in 19 papers (auto-seeded), shared by the session's tests."""
+    from rag import RAG, Settings
+
+    settings = Settings(store={"path": tmp_path_factory.mktemp("seed") / "chroma"})
+    rag = RAG(settings)
+    assert rag.stats()["papers"] == 19
+    return rag
+
+
+@pytest.fixture(scope="session")
+def full_rag(tmp_path_factory: pytest.TempPathFactory, full_corpus: Path):
+    """A RAG over the 2,115-paper corpus (ingested once per session)."""
+    from rag import RAG, Settings
+
+    settings = Settings(store={"path": tmp_path_factory.mktemp("full") / "chroma", "auto_seed": False})
+    rag = RAG(settings)
+    rag.ingest([full_corpus], progress=False)
+    return rag
