@@ -80,6 +80,26 @@ def is_refusal(text: str) -> bool:
     return norm.startswith(ref) or (ref in norm and len(norm) < 2 * len(ref))
 
 
+def tidy(raw: str) -> str:
+    """Drop repeated sentences and a trailing fragment cut off by the token limit (small models do both)."""
+    seen: set[str] = set()
+    paragraphs = []
+    for par in raw.strip().split("\n"):
+        kept = []
+        for sentence in split_sentences(par):
+            key = re.sub(r"\W+", " ", strip_markers(sentence)).strip().lower()
+            if key and key in seen:
+                continue
+            seen.add(key)
+            kept.append(sentence)
+        paragraphs.append(" ".join(kept))
+    text = "\n".join(p for p in paragraphs if p.strip()).strip()
+    last = split_sentences(text.split("\n")[-1]) if text else []
+    if len(last) > 1 and not re.search(r"[.!?)\]\"']$", strip_markers(last[-1])):
+        text = text[: text.rfind(last[-1])].rstrip()
+    return text
+
+
 @dataclass
 class CheckedAnswer:
     text: str
@@ -101,7 +121,7 @@ def check_citations(
 ) -> CheckedAnswer:
     """Keep markers that name a source, drop the rest, attribute uncited sentences by similarity."""
     by_number = {s.number: s for s in sources}
-    paragraphs = [p for p in raw.strip().split("\n")]
+    paragraphs = [p for p in tidy(raw).split("\n")]
     sentences_per_par = [split_sentences(p) for p in paragraphs]
     flat = [s for par in sentences_per_par for s in par]
     if not flat or not sources:

@@ -1,0 +1,99 @@
+"""Answers from the real local model: citations only to retrieved papers, refusal without an LLM call."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rag import RAG, Settings
+from rag.prompts import REFUSAL
+from rag.types import Answer
+
+GRAPH_Q = "Which paper learns graph invariance by removing spurious features?"
+GRAPH_TITLE = "Learning Graph Invariance by Harnessing Spuriosity"
+
+QUESTIONS = [
+    GRAPH_Q,
+    "How can synthetic data help post-training of large language models?",
+    "What explains when protein language models succeed at zero-shot fitness prediction?",
+    "Which papers study spurious correlations in vision-language models?",
+    "How do deep networks escape the curse of dimensionality?",
+    "What is known about Gaussian universality in high-dimensional classification?",
+    "Which paper evaluates code generation across many programming languages?",
+    "How do strong preferences affect reward models and alignment?",
+    "What methods combine induction and transduction for abstract reasoning?",
+    "Is there work on message passing invariance for scalable GNNs?",
+    "How can multimodal models avoid spurious features in zero-shot classification?",
+    "Which ICLR 2025 papers analyse preference models theoretically?",
+    "What benchmarks exist for multilingual code evaluation?",
+    "How does compositionality relate to generalization in deep neural networks?",
+    "Which paper proposes a reverse-bottleneck perspective?",
+    "Tell me about out-of-distribution generalization on graphs.",
+    "How are protein sequences scored by language model likelihood?",
+    "What are the risks of synthetic data for LLMs?",
+    "Summarize work on the ARC abstraction and reasoning benchmark.",
+    "What do the papers say about symmetry learning?",
+    "Explain invariant subgraph learning.",
+    "Which papers discuss value alignment?",
+    "How can we make GNN training scale to large graphs?",
+    "What is mutual information used for in the synthetic data paper?",
+    "Which methods improve robustness of CLIP-like models?",
+    "Give an overview of theory papers in this corpus.",
+    "What is program synthesis used for in reasoning tasks?",
+    "Which paper finetunes protein models without supervision?",
+    "How is the generalization gain of a post-trained model defined?",
+    "Which works study the failure of Gaussian approximations?",
+    "What evaluation covers 40 programming languages?",
+    "Compare approaches to spurious correlation across graphs and images.",
+]
+
+
+def assert_citations_valid(answer: Answer) -> None:
+    retrieved = {s.number: s.paper_id for s in answer.sources}
+    cited = {c.number: c.paper_id for c in answer.citations}
+    for number, pid in cited.items():
+        assert retrieved.get(number) == pid, f"[{number}] cites a paper that was not retrieved"
+    in_text = {int(n) for n in re.findall(r"\[(\d+)\]", answer.text)}
+    assert in_text == set(cited), f"markers {in_text} vs citations {set(cited)}"
+    if not answer.refused:
+        assert answer.grounded == bool(answer.citations)
+
+
+def test_graph_question_cites_the_graph_paper(seed_rag) -> None:
+    answer = seed_rag.ask(GRAPH_Q)
+    assert not answer.refused and answer.llm_called
+    assert GRAPH_TITLE in [c.title for c in answer.citations], answer.model_dump_json(indent=1)
+    assert_citations_valid(answer)
+    assert answer.timings.first_token_ms is not None and answer.timings.total_ms >= answer.timings.first_token_ms
+
+
+def test_off_topic_question_is_refused_without_calling_the_llm(seed_rag, tmp_path) -> None:
+    answer = seed_rag.ask("What is the boiling point of water in Kelvin?")
+    assert answer.refused and not answer.llm_called
+    assert answer.text == REFUSAL and answer.citations == []
+    # Proof that no LLM is involved: the same question with an unreachable endpoint still refuses.
+    dead = RAG(Settings(store={"path": seed_rag.settings.store.path},
+                        llm={"base_url": "http://127.0.0.1:9/v1", "model": "none", "max_retries": 0}))
+    assert dead.ask("What is the boiling point of water in Kelvin?").text == REFUSAL
+
+
+def test_stream_yields_sources_tokens_then_the_checked_answer(seed_rag) -> None:
+    events = list(seed_rag.stream(GRAPH_Q))
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "sources" and kinds[-1] == "answer" and kinds.count("token") >= 3
+    answer = events[-1]["answer"]
+    assert "".join(e["text"] for e in events if e["type"] == "token") == answer.raw_text
+    assert_citations_valid(answer)
+
+
+@pytest.mark.slow
+def test_thirty_questions_never_cite_an_unretrieved_paper(seed_rag) -> None:
+    answers = [seed_rag.ask(q) for q in QUESTIONS]
+    assert len(answers) >= 30
+    for a in answers:
+        assert_citations_valid(a)
+    answered = [a for a in answers if not a.refused]
+    assert len(answered) >= 20
+    # Most answers end up tied to sources, generated or attributed.
+    assert sum(a.grounded for a in answered) >= 0.8 * len(answered)

@@ -1,0 +1,69 @@
+"""The OpenAI-compatible path (real llama_cpp.server) and Chroma server mode (real `chroma run`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rag import RAG, Settings
+from rag.errors import LLMUnavailableError
+
+from .servers import chroma_server, free_port, llama_server
+from .test_answer import GRAPH_Q, GRAPH_TITLE, assert_citations_valid
+
+pytestmark = pytest.mark.slow
+
+
+def test_openai_compatible_endpoint_answers_and_a_stopped_one_fails_clearly(tmp_path: Path, seed_rag) -> None:
+    store = {"path": seed_rag.settings.store.path}
+    with llama_server(tmp_path) as base_url:
+        rag = RAG(Settings(store=store, llm={"base_url": base_url, "model": "smollm2", "timeout": 60}))
+        from llama_index.llms.openai_like import OpenAILike
+
+        assert isinstance(rag.llm, OpenAILike)
+        answer = rag.ask(GRAPH_Q)
+        assert answer.llm_called and not answer.refused
+        assert answer.llm == f"smollm2 @ {base_url}"
+        assert_citations_valid(answer)
+        assert GRAPH_TITLE in [c.title for c in answer.citations]
+
+    # The endpoint is gone now: the library raises a clear error, the CLI prints one line.
+    with pytest.raises(LLMUnavailableError, match=base_url.replace(".", r"\.")):
+        rag.ask(GRAPH_Q)
+    env = dict(os.environ, RAG_STORE__PATH=str(store["path"]), RAG_LLM__BASE_URL=base_url,
+               RAG_LLM__MODEL="smollm2", RAG_LLM__TIMEOUT="5", RAG_LLM__MAX_RETRIES="1",
+               RAG_LLM__API_KEY="sk-do-not-print-me")
+    t0 = time.time()
+    out = subprocess.run([sys.executable, "-m", "rag.cli", "--log-level", "ERROR", "ask", GRAPH_Q], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert out.stderr.strip().startswith("error: LLM endpoint " + base_url), out.stderr
+    assert "Traceback" not in out.stderr and "sk-do-not-print-me" not in out.stderr + out.stdout
+    assert time.time() - t0 < 60
+
+
+def test_unreachable_endpoint_with_timeout(tmp_path: Path, seed_rag) -> None:
+    port = free_port()  # nothing listens here
+    rag = RAG(Settings(store={"path": seed_rag.settings.store.path},
+                       llm={"base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "timeout": 2, "max_retries": 1}))
+    t0 = time.time()
+    with pytest.raises(LLMUnavailableError, match=f"127.0.0.1:{port}"):
+        rag.ask(GRAPH_Q)
+    assert time.time() - t0 < 30
+
+
+def test_chroma_server_mode_ingests_and_answers(tmp_path: Path) -> None:
+    with chroma_server(tmp_path) as url:
+        rag = RAG(Settings(store={"chroma_url": url}))
+        assert rag.stats()["papers"] == 19  # seeded through the server
+        assert rag.stats()["store"] == url
+        assert rag.ingest(progress=False).unchanged == 19
+        answer = rag.ask(GRAPH_Q)
+        assert GRAPH_TITLE in [c.title for c in answer.citations]
+        assert_citations_valid(answer)
+        assert not (tmp_path / "chroma").exists()  # nothing written to the embedded default

@@ -1,0 +1,40 @@
+"""Settings from the environment and strict prompt templates."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from rag import prompts
+from rag.errors import ConfigError
+from rag.llm import build_llm
+from rag.settings import LLMSettings, Settings
+
+
+def test_env_prefix_nested_and_typos_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_RETRIEVAL__TOP_K", "7")
+    monkeypatch.setenv("RAG_LLM__API_KEY", "sk-secret")
+    s = Settings()
+    assert s.retrieval.top_k == 7
+    assert "sk-secret" not in repr(s) and "sk-secret" not in s.model_dump_json()
+    with pytest.raises(ValidationError):
+        Settings(retrieval={"top_kk": 3})
+    monkeypatch.setenv("RAG_RETRIEVAL__MODE", "fuzzy")
+    with pytest.raises(ValidationError):
+        Settings()
+
+
+def test_base_url_needs_a_model() -> None:
+    with pytest.raises(ConfigError, match="RAG_LLM__MODEL"):
+        build_llm(LLMSettings(base_url="http://127.0.0.1:1/v1"))
+
+
+def test_prompt_variables_match_what_the_code_passes() -> None:
+    assert prompts.variables("answer") == {"sources", "question", "refusal"}
+    assert prompts.variables("source") == {"number", "title", "text"}
+    assert prompts.variables("condense") == {"history", "question"}
+    assert prompts.REFUSAL in prompts.render("answer", sources="s", question="q", refusal=prompts.REFUSAL)
+    with pytest.raises(ConfigError, match="missing variables: refusal"):
+        prompts.render("answer", sources="s", question="q")
+    with pytest.raises(ConfigError, match="unexpected: extra"):
+        prompts.render("source", number=1, title="t", text="x", extra=2)
