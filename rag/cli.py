@@ -15,7 +15,11 @@ logger = logging.getLogger("rag")
 
 
 def setup_logging(level: str) -> None:
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    """Configure logging for an entry point; libraries that set their own DEBUG level are held back too."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(level)  # bm25s forces its logger to DEBUG on import; the handler level still applies
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
     for noisy in ("httpx", "httpcore", "chromadb", "urllib3", "sentence_transformers", "transformers",
                   "openai", "huggingface_hub", "bm25s", "gradio", "uvicorn.access"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

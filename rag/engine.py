@@ -6,6 +6,7 @@ import logging
 import time
 from typing import Any, Iterator, Sequence
 
+import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.base.response.schema import Response
@@ -15,7 +16,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from pydantic import ConfigDict
 
 from . import prompts
-from .citations import check_citations, is_refusal
+from .citations import check_citations, is_refusal, split_sentences
 from .errors import InvalidRequestError, LLMUnavailableError, RagError
 from .llm import unavailable
 from .retrieve import PaperRetriever, Retrieval
@@ -31,6 +32,39 @@ def format_sources(sources: Sequence[Source]) -> str:
     return "\n\n".join(
         prompts.render("source", number=s.number, title=s.title, text=s.text) for s in sources
     )
+
+
+def excerpt_sources(
+    question: str, sources: Sequence[Source], embed: Any, per_source: int
+) -> list[Source]:
+    """Sources cut to their `per_source` sentences closest to the question, in abstract order."""
+    if per_source <= 0:
+        return list(sources)
+    split = [split_sentences(s.text) for s in sources]
+    if all(len(sents) <= per_source for sents in split):
+        return list(sources)
+    flat = [sent for sents in split for sent in sents]
+    vecs = np.asarray(embed([question] + flat), dtype=np.float32)
+    vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+    sims = vecs[1:] @ vecs[0]
+    out, pos = [], 0
+    for source, sents in zip(sources, split):
+        own = sims[pos : pos + len(sents)]
+        pos += len(sents)
+        if len(sents) <= per_source:
+            out.append(source)
+            continue
+        keep = sorted(np.argsort(-own)[:per_source].tolist())
+        parts, prev = [], -1
+        for i in keep:
+            if i != prev + 1:
+                parts.append("…")
+            parts.append(sents[i])
+            prev = i
+        if prev != len(sents) - 1:
+            parts.append("…")
+        out.append(source.model_copy(update={"text": " ".join(parts)}))
+    return out
 
 
 def answer_messages(question: str, sources: Sequence[Source]) -> list[ChatMessage]:
@@ -82,6 +116,12 @@ class AnswerEngine(CustomQueryEngine):
             timings=timings,
         )
 
+    def _sentences_per_source(self) -> int:
+        n = self.settings.answer.sentences_per_source
+        if n is None:
+            return 0 if self.settings.llm.is_remote else 4
+        return int(n)
+
     def _should_refuse(self, retrieval: Retrieval) -> bool:
         best = retrieval.best_dense
         return not retrieval.sources or best is None or best < self.settings.retrieval.refusal_threshold
@@ -109,8 +149,10 @@ class AnswerEngine(CustomQueryEngine):
         yield {"type": "sources", "sources": retrieval.sources}
         raw = ""
         tokens = 0
+        shown = excerpt_sources(question, retrieval.sources, self.embed_model.get_text_embedding_batch,
+                                self._sentences_per_source())
         try:
-            for chunk in self.llm.stream_chat(answer_messages(question, retrieval.sources)):
+            for chunk in self.llm.stream_chat(answer_messages(question, shown)):
                 delta = chunk.delta or ""
                 if not delta:
                     continue

@@ -38,3 +38,21 @@ def test_prompt_variables_match_what_the_code_passes() -> None:
         prompts.render("answer", sources="s", question="q")
     with pytest.raises(ConfigError, match="unexpected: extra"):
         prompts.render("source", number=1, title="t", text="x", extra=2)
+
+
+def _env_names(model: type, prefix: str = "RAG_") -> list[str]:
+    names = []
+    for name, field in model.model_fields.items():  # type: ignore[attr-defined]
+        if hasattr(field.annotation, "model_fields"):
+            names += _env_names(field.annotation, f"{prefix}{name.upper()}__")
+        else:
+            names.append(f"{prefix}{name.upper()}")
+    return names
+
+
+def test_readme_documents_every_setting() -> None:
+    from .conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    missing = [n for n in _env_names(Settings) if f"`{n}`" not in readme]
+    assert not missing, f"README lacks settings: {missing}"
