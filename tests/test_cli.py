@@ -1,0 +1,62 @@
+"""The `rag` command: help on every command, answers with sources, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .test_answer import GRAPH_Q, GRAPH_TITLE
+
+
+def rag_cli(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rag.cli", "--log-level", "WARNING", *args],
+                          env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=timeout)
+
+
+def test_every_command_has_help() -> None:
+    from rag.cli import build_parser
+
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert {"ingest", "ask", "chat", "stats", "remove"} <= set(commands)
+    for name in commands:
+        out = rag_cli(name, "--help", timeout=60)
+        assert out.returncode == 0 and "usage: rag" in out.stdout, name
+
+
+def test_ask_prints_answer_and_numbered_sources_and_json() -> None:
+    out = rag_cli("ask", GRAPH_Q)
+    assert out.returncode == 0, out.stderr
+    assert "Sources:" in out.stdout and GRAPH_TITLE in out.stdout
+    assert "https://openreview.net/forum?id=" in out.stdout
+    js = rag_cli("ask", "--json", "--retriever", "bm25", "--top-k", "3", "What is the boiling point of water in Kelvin?")
+    data = json.loads(js.stdout)
+    assert data["refused"] and data["citations"] == [] and data["llm_called"] is False
+
+
+def test_bad_input_is_one_line_and_nonzero(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(['{"id": "a", "title": "t", "abstract": "x"}'] * 6 + ["{oops"]) + "\n")
+    out = rag_cli("ingest", str(bad))
+    assert out.returncode == 1
+    assert out.stderr.strip() == f"error: {bad}:7: invalid JSON (Expecting property name enclosed in double quotes)"
+    out = rag_cli("remove", "no-such-paper")
+    assert out.returncode == 1 and out.stderr.strip() == "error: no paper with id 'no-such-paper' in the store"
+    out = rag_cli("stats", env={"RAG_RETRIEVAL__TOP_K": "0"})
+    assert out.returncode == 2 and "RAG_RETRIEVAL__TOP_K" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.slow
+def test_full_corpus_ingests_stats_and_reingest_adds_nothing(full_rag, full_corpus: Path) -> None:
+    assert full_rag.stats()["papers"] == 2115
+    env = {"RAG_STORE__PATH": str(full_rag.settings.store.path), "RAG_STORE__AUTO_SEED": "false"}
+    stats = rag_cli("stats", "--json", env=env)
+    assert json.loads(stats.stdout)["papers"] == 2115, stats.stderr
+    again = rag_cli("ingest", "--no-progress", str(full_corpus), env=env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("added 0, updated 0, unchanged 2115 papers (0 chunks written")
