@@ -1,0 +1,435 @@
+"""Conversations: condense a follow-up into a standalone question, then answer it with citations.
+
+A follow-up that points at a cited paper ("the second one", "paper 2", "[2]") gets that paper's title
+in place of the pointer. Any other follow-up that refers back ("it", "they", a very short question) is
+rewritten by the LLM (prompts/condense.txt, as llama-index's CondensePlusContextChatEngine does), then
+checked: a small local model often returns an empty, off-topic, answer-like or wrongly resolved text,
+so a deterministic rewrite ("it" read as the previous answer's main paper, else the previous question
+and cited titles added) takes over whenever the model's output is unusable. A follow-up that stands on
+its own is kept as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from pydantic import BaseModel, Field
+
+from . import prompts
+from .citations import MARKER, is_refusal, marker_numbers
+from .engine import check_question
+from .errors import RagError
+from .settings import RetrieverMode
+from .types import Answer, Citation
+
+logger = logging.getLogger(__name__)
+
+HISTORY_TURNS = 3  # exchanges shown to the condense prompt
+HISTORY_MESSAGE_CHARS = 600
+CONDENSE_MAX_TOKENS = 64
+
+_STOP = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have how i if in into
+    is it its itself me more most my no not of on one ones or our over same so some such than that the
+    their them then there these they this those to too up us was we were what when where which while who
+    whom why will with would you your about also any both each else other others paper papers work works
+    study studies method methods approach model models show tell explain describe give please just only
+    first second third fourth fifth last 1st 2nd 3rd 4th 5th use uses used using propose proposes
+    proposed""".split()
+)
+_REFERRING = re.compile(
+    r"\b(it|its|they|them|their|theirs|this|that|these|those|he|she|his|her|former|latter|above|"
+    r"previous|same|aforementioned|first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|"
+    r"one|ones|both|either|neither|more|else|also|too|another|other)\b",
+    re.I,
+)
+_ORDINALS = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "fifth": 5,
+    "5th": 5,
+}
+_ORDINAL_REF = re.compile(
+    r"\b(?:the\s+)?(first|second|third|fourth|fifth|1st|2nd|3rd|4th|5th|last)\s+(?:one|paper|work|source|"
+    r"study|reference|result|article|method|approach|citation)\b",
+    re.I,
+)
+_NUMBER_REF = re.compile(
+    r"(?:\b(?:the\s+)?(?:paper|source|reference|citation)\s*#?\s*(\d+)\b|\[(\d+)\])", re.I
+)
+_SINGULAR_REF = re.compile(r"\b(?:(?:this|that|the)\s+(?:paper|work|study|article|one)|its|it)\b", re.I)
+_REFERENCE_LINE = re.compile(r"^\s*\[(\d+)\]\s+(.+?)(?:\s+\(attributed\))?(?:\s+[—-]\s+\S+)?\s*$")
+_LABEL = re.compile(r"^\s*(?:standalone\s+question|question|rewritten(?:\s+question)?)\s*:\s*", re.I)
+
+
+class ChatTurn(BaseModel):
+    """One message of a conversation; assistant messages may carry the citations they made."""
+
+    role: Literal["user", "assistant"]
+    content: str
+    citations: list[Citation] = Field(
+        default_factory=list, description="Citations of an assistant answer (optional)."
+    )
+
+
+class BusyError(RagError):
+    """Every generation slot is taken and the waiting line is full, or the wait timed out."""
+
+    def __init__(self, message: str, queue_full: bool):
+        super().__init__(message)
+        self.queue_full = queue_full
+
+
+class GenerationGate:
+    """At most `slots` generations at once and `max_waiting` callers in line; the rest are refused."""
+
+    def __init__(self, slots: int = 1, max_waiting: int = 16, timeout: float = 120.0):
+        self.slots = slots
+        self.max_waiting = max_waiting
+        self.timeout = timeout
+        self._sem = threading.BoundedSemaphore(slots)
+        self._lock = threading.Lock()
+        self._waiting = 0
+        self._running = 0
+
+    def stats(self) -> dict[str, int]:
+        """Generations running and callers waiting right now."""
+        with self._lock:
+            return {
+                "running": self._running,
+                "waiting": self._waiting,
+                "slots": self.slots,
+                "max_waiting": self.max_waiting,
+            }
+
+    def check(self) -> None:
+        """Raise BusyError now if a new caller could not even join the line."""
+        with self._lock:
+            if self._running >= self.slots and self._waiting >= self.max_waiting:
+                raise BusyError(
+                    f"the server is busy ({self._waiting} requests waiting); try again shortly",
+                    queue_full=True,
+                )
+
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold one generation slot, waiting in line up to `timeout` seconds."""
+        with self._lock:
+            if not self._sem.acquire(blocking=False):
+                if self._waiting >= self.max_waiting:
+                    raise BusyError(
+                        f"the server is busy ({self._waiting} requests waiting); try again shortly",
+                        queue_full=True,
+                    )
+                self._waiting += 1
+                acquired = False
+            else:
+                acquired = True
+        if not acquired:
+            try:
+                acquired = self._sem.acquire(timeout=self.timeout)
+            finally:
+                with self._lock:
+                    self._waiting -= 1
+            if not acquired:
+                raise BusyError(
+                    f"no generation slot became free within {self.timeout:.0f}s; try again shortly",
+                    queue_full=False,
+                )
+        with self._lock:
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
+            self._sem.release()
+
+
+@dataclass
+class Condensed:
+    """The question used for retrieval, and how it was obtained."""
+
+    question: str
+    method: Literal["none", "rule", "llm", "fallback"]
+    llm_output: str = ""
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9][a-z0-9\-]*", text.lower()) if w not in _STOP and len(w) > 1}
+
+
+def reference_titles(turn: ChatTurn) -> dict[int, str]:
+    """Cited titles of an assistant message: its citations, else a `[n] Title — url` reference list."""
+    if turn.citations:
+        return {c.number: c.title for c in turn.citations}
+    out: dict[int, str] = {}
+    for line in turn.content.splitlines():
+        m = _REFERENCE_LINE.match(line)
+        if m:
+            out[int(m.group(1))] = m.group(2).strip()
+    return out
+
+
+def strip_references(text: str) -> str:
+    """An assistant message without its trailing reference list."""
+    kept = []
+    for line in text.splitlines():
+        if line.strip().strip("*").strip().lower() in {"references", "references:", "sources", "sources:"}:
+            break
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def _cited_in_order(turn: ChatTurn) -> list[str]:
+    """Titles of an answer's cited papers in the order the text first cites them."""
+    titles = reference_titles(turn)
+    order: list[int] = []
+    for m in MARKER.finditer(strip_references(turn.content)):
+        order.extend(n for n in marker_numbers(m.group(0)) if n in titles and n not in order)
+    order.extend(n for n in sorted(titles) if n not in order)
+    return [titles[n] for n in order]
+
+
+def _last(history: Sequence[ChatTurn], role: str) -> ChatTurn | None:
+    return next((t for t in reversed(history) if t.role == role), None)
+
+
+def _pointers(question: str, history: Sequence[ChatTurn]) -> list[tuple[int, int, str]]:
+    """(start, end, title) of each phrase that points at a paper of the previous answer."""
+    last = _last(history, "assistant")
+    if last is None:
+        return []
+    titles = reference_titles(last)
+    ordered = _cited_in_order(last)
+    out: list[tuple[int, int, str]] = []
+    for m in _NUMBER_REF.finditer(question):
+        n = int(m.group(1) or m.group(2))
+        if n in titles:
+            out.append((m.start(), m.end(), titles[n]))
+    for m in _ORDINAL_REF.finditer(question):
+        word = m.group(1).lower()
+        k = len(ordered) if word == "last" else _ORDINALS[word]
+        if 1 <= k <= len(ordered):
+            out.append((m.start(), m.end(), ordered[k - 1]))
+    return sorted(out)
+
+
+def pointed_titles(question: str, history: Sequence[ChatTurn]) -> list[str]:
+    """Papers of the previous answer that the follow-up names ("the second one", "paper 2", "[2]")."""
+    return list(dict.fromkeys(title for _, _, title in _pointers(question, history)))
+
+
+def resolve_pointers(question: str, history: Sequence[ChatTurn]) -> str | None:
+    """The follow-up with "the second one", "paper 2" or "[2]" replaced by the paper's title."""
+    spans = _pointers(question, history)
+    if not spans:
+        return None
+    out, pos = [], 0
+    for start, end, title in spans:
+        if start < pos:
+            continue  # overlapping matches ("the paper [2]")
+        out.append(question[pos:start] + f'"{title}"')
+        pos = end
+    return "".join(out) + question[pos:]
+
+
+def depends_on_history(question: str) -> bool:
+    """True when the follow-up refers back (pronouns, ordinals) or is too short to stand alone."""
+    return bool(_REFERRING.search(question)) or len(_words(question)) < 3
+
+
+def fallback_question(question: str, history: Sequence[ChatTurn]) -> str:
+    """The follow-up with "it" taken as the previous answer's main paper, or with the context added."""
+    resolved = resolve_pointers(question, history)
+    if resolved:
+        return resolved
+    if not depends_on_history(question):
+        return question
+    last = _last(history, "assistant")
+    cited = _cited_in_order(last) if last is not None and not is_refusal(last.content) else []
+    m = _SINGULAR_REF.search(question)
+    if m and cited:
+        title = f'"{cited[0]}"' + ("'s" if m.group(0).lower() == "its" else "")
+        return question[: m.start()] + title + question[m.end() :]
+    context: list[str] = []
+    prev_q = _last(history, "user")
+    if prev_q is not None:
+        context.append(prev_q.content.strip())
+    context.extend(cited[:3])
+    return f"{question} (context: {'; '.join(context)})" if context else question
+
+
+def clean_llm_question(text: str) -> str:
+    """First non-empty line of the model's reply, without labels, quotes or stray markers."""
+    for line in (text or "").strip().splitlines():
+        line = _LABEL.sub("", line).strip().strip("\"'`").strip()
+        line = MARKER.sub("", line).strip()
+        if line:
+            return line
+    return ""
+
+
+def _names(words: set[str], title: str) -> bool:
+    """Whether a text (as its content words) names a paper: most of the title's words appear."""
+    title_words = _words(title)
+    return bool(title_words) and len(title_words & words) >= 0.6 * len(title_words)
+
+
+def usable(candidate: str, question: str, history: Sequence[ChatTurn]) -> bool:
+    """Whether a condensed question keeps the follow-up's meaning and resolves what it refers to.
+
+    "It" is taken to mean the previous exchange's main subject: the previous question and the first
+    paper the answer cited (or the paper the follow-up points at), never another cited paper.
+    """
+    n_words = len(candidate.split())
+    if not candidate.endswith("?") or n_words < 3 or n_words > 60 or is_refusal(candidate):
+        return False  # the prompt asks for one question; an answer or a remark is not one
+    follow = _words(question)
+    cand = _words(candidate)
+    if follow and len(follow & cand) < max(1, len(follow) // 2):
+        return False  # the model dropped (or replaced) what the user asked
+    if not depends_on_history(question):
+        return True
+    last = _last(history, "assistant")
+    cited = _cited_in_order(last) if last else []
+    pointed = pointed_titles(question, history)
+    main_titles = pointed or cited[:1]
+    prev = _last(history, "user")
+    main = _words(" ".join(main_titles + ([prev.content] if prev is not None and not pointed else [])))
+    if not (cand - follow) & main:
+        return False  # nothing of the main subject made it in: the reference is unresolved
+    if not any(_names(cand, t) for t in main_titles) and any(
+        _names(cand, t) for t in cited if t not in main_titles
+    ):
+        return False  # resolved to another cited paper than the one meant
+    return True
+
+
+def format_history(history: Sequence[ChatTurn]) -> str:
+    """The last exchanges as plain lines for the condense prompt, cited titles included."""
+    lines = []
+    for turn in history[-2 * HISTORY_TURNS :]:
+        if turn.role == "user":
+            lines.append(f"User: {turn.content.strip()[:HISTORY_MESSAGE_CHARS]}")
+            continue
+        text = MARKER.sub("", strip_references(turn.content)).strip()[:HISTORY_MESSAGE_CHARS]
+        cited = _cited_in_order(turn)
+        papers = "; ".join(f"({i}) {t}" for i, t in enumerate(cited, start=1))
+        lines.append(f"Assistant: {text}" + (f" [Papers cited: {papers}]" if papers else ""))
+    return "\n".join(lines)
+
+
+def condense(llm: Any, question: str, history: Sequence[ChatTurn]) -> Condensed:
+    """A standalone question for retrieval: the LLM's rewrite when usable, else the fallback."""
+    if not any(t.role == "user" for t in history) or not depends_on_history(question):
+        return Condensed(question=question, method="none")  # a new topic is kept word for word
+    resolved = resolve_pointers(question, history)
+    if resolved:
+        return Condensed(question=resolved, method="rule")  # exact; no need to ask the model
+    prompt = prompts.render("condense", history=format_history(history), question=question)
+    raw = ""
+    try:
+        resp = llm.chat([ChatMessage(role=MessageRole.USER, content=prompt)], max_tokens=CONDENSE_MAX_TOKENS)
+        raw = resp.message.content or ""
+    except RagError:
+        raise
+    except Exception as exc:  # the answer step reports an unreachable LLM; here we only degrade
+        logger.warning("condense step failed (%s); using the deterministic rewrite", type(exc).__name__)
+    candidate = clean_llm_question(raw)
+    if usable(candidate, question, history):
+        logger.info("condensed by the LLM: %r -> %r", question, candidate)
+        return Condensed(question=candidate, method="llm", llm_output=raw)
+    fallback = fallback_question(question, history)
+    logger.info("condense output unusable (%r); rewrite: %r", candidate[:80], fallback)
+    return Condensed(question=fallback, method="fallback", llm_output=raw)
+
+
+def chat_stream(
+    rag: Any,
+    question: str,
+    history: Sequence[ChatTurn | dict[str, Any]] = (),
+    top_k: int | None = None,
+    decisions: Sequence[str] | None = None,
+    retriever: RetrieverMode | None = None,
+    gate: GenerationGate | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Events: {"type": "condensed"}, then `RAG.stream`'s sources, tokens and answer."""
+    question = check_question(question)
+    turns = [t if isinstance(t, ChatTurn) else ChatTurn.model_validate(t) for t in history]
+    with gate.slot() if gate is not None else contextlib.nullcontext():
+        condensed = condense(rag.llm, question, turns) if turns else Condensed(question, "none")
+        yield {"type": "condensed", "standalone_question": condensed.question, "method": condensed.method}
+        for event in rag.stream(condensed.question, top_k=top_k, decisions=decisions, retriever=retriever):
+            if event["type"] == "answer":
+                answer: Answer = event["answer"]
+                answer.question = question
+                answer.standalone_question = condensed.question
+            yield event
+
+
+def chat(
+    rag: Any, question: str, history: Sequence[ChatTurn | dict[str, Any]] = (), **options: Any
+) -> Answer:
+    """Answer a question in the context of a conversation."""
+    for event in chat_stream(rag, question, history, **options):
+        if event["type"] == "answer":
+            return event["answer"]
+    raise RagError("the answer stream ended without an answer")
+
+
+class LiveMarkerFilter:
+    """Streams tokens while dropping [n] markers that name no source (final text is validated later)."""
+
+    MAX_MARKER = 24
+
+    def __init__(self, valid_numbers: Sequence[int]):
+        self.valid = set(valid_numbers)
+        self._buf = ""
+
+    def feed(self, delta: str) -> str:
+        """Text that is safe to show now; a possible marker is held back until it closes."""
+        self._buf += delta
+        out = []
+        while self._buf:
+            i = self._buf.find("[")
+            if i < 0:
+                out.append(self._buf)
+                self._buf = ""
+                break
+            out.append(self._buf[:i])
+            rest = self._buf[i:]
+            j = rest.find("]")
+            if j < 0:
+                if len(rest) <= self.MAX_MARKER:
+                    self._buf = rest
+                    break
+                out.append(rest[0])
+                self._buf = rest[1:]
+                continue
+            token = rest[: j + 1]
+            if "[" in token[1:] or not MARKER.fullmatch(token):
+                out.append(rest[0])
+                self._buf = rest[1:]
+                continue
+            self._buf = rest[j + 1 :]
+            out.append("".join(f"[{n}]" for n in marker_numbers(token) if n in self.valid))
+        return "".join(out)
+
+    def flush(self) -> str:
+        """Whatever is still held back at the end of the stream."""
+        rest, self._buf = self._buf, ""
+        return rest

@@ -1,0 +1,257 @@
+"""Conversation condensing, the generation gate and the live marker filter (rag/chat.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from rag import prompts
+from rag.chat import (
+    BusyError,
+    ChatTurn,
+    GenerationGate,
+    LiveMarkerFilter,
+    chat,
+    clean_llm_question,
+    condense,
+    depends_on_history,
+    fallback_question,
+    format_history,
+    pointed_titles,
+    reference_titles,
+    resolve_pointers,
+    usable,
+)
+from rag.types import Citation
+
+LEAN = "LeanAgent: Lifelong Learning for Formal Theorem Proving"
+MRAG = "MRAG-Bench: Vision-Centric Evaluation for Retrieval-Augmented Multimodal Models"
+Q1 = "Which paper proposes a lifelong learning agent for formal theorem proving?"
+FOLLOW_UP = "What benchmark does it use?"
+
+
+def _citation(n: int, title: str) -> Citation:
+    return Citation(
+        number=n, paper_id=f"p{n}", title=title, supporting_text="", score=0.5, support=0.5, kind="generated"
+    )
+
+
+def _history(
+    text: str = "LeanAgent learns theorems continuously [1]. MRAG-Bench is a benchmark [2].",
+    with_citations: bool = True,
+) -> list[ChatTurn]:
+    cites = [_citation(1, LEAN), _citation(2, MRAG)] if with_citations else []
+    return [ChatTurn(role="user", content=Q1), ChatTurn(role="assistant", content=text, citations=cites)]
+
+
+class _ScriptedLLM:
+    """Stands in for a model that returns a fixed rewrite (tests the guard, not the model)."""
+
+    def __init__(self, reply: str | Exception):
+        self.reply = reply
+        self.prompts: list[str] = []
+
+    def chat(self, messages, **kwargs):
+        self.prompts.append(messages[-1].content)
+        if isinstance(self.reply, Exception):
+            raise self.reply
+
+        class _R:
+            class message:  # noqa: N801
+                content = self.reply
+
+        return _R()
+
+
+def test_condense_prompt_variables_match_the_code() -> None:
+    assert prompts.variables("condense") == {"history", "question"}
+
+
+def test_reference_titles_from_citations_or_reference_list() -> None:
+    assert reference_titles(_history()[1]) == {1: LEAN, 2: MRAG}
+    text = f"LeanAgent does X [1].\n\n**References**\n\n[1] {LEAN} — https://openreview.net/forum?id=a\n[2] {MRAG} (attributed) — https://x.org/b"
+    turn = ChatTurn(role="assistant", content=text)
+    assert reference_titles(turn) == {1: LEAN, 2: MRAG}
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What benchmark does the second one use?", [MRAG]),
+        ("Tell me more about paper 1", [LEAN]),
+        ("And [2]?", [MRAG]),
+        ("What about the last paper?", [MRAG]),
+        ("What benchmark does it use?", []),
+    ],
+)
+def test_pointed_titles(question: str, expected: list[str]) -> None:
+    assert pointed_titles(question, _history()) == expected
+
+
+def test_ordinals_follow_the_order_of_citation_in_the_text() -> None:
+    hist = _history("MRAG-Bench is a benchmark [2]. LeanAgent proves theorems [1].")
+    assert pointed_titles("the first one?", hist) == [MRAG]
+
+
+def test_fallback_resolves_pointers_and_it_or_adds_context() -> None:
+    assert fallback_question(FOLLOW_UP, _history()) == f'What benchmark does "{LEAN}" use?'
+    assert fallback_question("Who are its authors?", _history()) == f'Who are "{LEAN}"\'s authors?'
+    assert fallback_question("What benchmark does the second one use?", _history()) == (
+        f'What benchmark does "{MRAG}" use?'
+    )
+    assert resolve_pointers("Compare paper 1 with [2].", _history()) == f'Compare "{LEAN}" with "{MRAG}".'
+    plural = fallback_question("What do they have in common?", _history())
+    assert plural.startswith("What do they have in common? (context: ") and Q1 in plural and MRAG in plural
+    refused = [ChatTurn(role="user", content=Q1), ChatTurn(role="assistant", content=prompts.REFUSAL)]
+    assert fallback_question(FOLLOW_UP, refused) == f"{FOLLOW_UP} (context: {Q1})"
+    standalone = "Which papers study protein language model fitness and preference?"
+    assert not depends_on_history(standalone)
+    assert fallback_question(standalone, _history()) == standalone
+
+
+def test_usable_rejects_empty_drifting_or_unresolved_rewrites() -> None:
+    hist = _history()
+    assert not usable("", FOLLOW_UP, hist)
+    assert not usable("What is the capital of France?", FOLLOW_UP, hist)  # drops the user's words
+    assert not usable("What benchmark does the paper use?", FOLLOW_UP, hist)  # "it" unresolved
+    assert not usable(prompts.REFUSAL, FOLLOW_UP, hist)
+    assert not usable(
+        "The benchmark LeanAgent uses is LeanDojo.", FOLLOW_UP, hist
+    )  # an answer, not a question
+    assert usable("What benchmark does LeanAgent use for formal theorem proving?", FOLLOW_UP, hist)
+
+
+def test_clean_llm_question_strips_labels_quotes_and_markers() -> None:
+    assert clean_llm_question('Standalone question: "What benchmark does LeanAgent use? [1]"\nextra') == (
+        "What benchmark does LeanAgent use?"
+    )
+    assert clean_llm_question("\n\n") == ""
+
+
+def test_condense_uses_a_good_rewrite_and_falls_back_on_a_bad_one() -> None:
+    good = _ScriptedLLM("What benchmark does LeanAgent use for formal theorem proving?")
+    out = condense(good, FOLLOW_UP, _history())
+    assert out.method == "llm" and "LeanAgent" in out.question
+    assert LEAN in good.prompts[0] and FOLLOW_UP in good.prompts[0]
+
+    for reply in ["", "Sure! Here is a question.", "What is the capital of France?", ConnectionError("down")]:
+        out = condense(_ScriptedLLM(reply), FOLLOW_UP, _history())
+        assert out.method == "fallback", reply
+        assert out.question == f'What benchmark does "{LEAN}" use?'
+
+
+def test_pointers_are_resolved_without_the_model() -> None:
+    llm = _ScriptedLLM("unused")
+    out = condense(llm, "What benchmark does the second one use?", _history())
+    assert out.method == "rule" and out.question == f'What benchmark does "{MRAG}" use?'
+    assert llm.prompts == []
+
+
+def test_rewrite_naming_another_cited_paper_is_rejected() -> None:
+    # "it" means the previous exchange's main paper (LeanAgent), not the other cited one.
+    assert not usable("What benchmark does MRAG-Bench Vision-Centric Evaluation use?", FOLLOW_UP, _history())
+    out = condense(
+        _ScriptedLLM("What benchmark does MRAG-Bench: Vision-Centric Evaluation use?"), FOLLOW_UP, _history()
+    )
+    assert out.method == "fallback" and LEAN in out.question and MRAG not in out.question
+
+
+def test_no_history_or_a_new_topic_means_no_condensing() -> None:
+    llm = _ScriptedLLM("unused")
+    assert condense(llm, FOLLOW_UP, []).method == "none"
+    new_topic = "Which papers study protein language model fitness and preference?"
+    assert condense(llm, new_topic, _history()).question == new_topic
+    assert llm.prompts == []
+
+
+def test_format_history_is_short_and_names_cited_papers() -> None:
+    long = [ChatTurn(role="user", content="q" * 5000)] * 10
+    text = format_history(long)
+    assert len(text) < 4000
+    assert f"(1) {LEAN}" in format_history(_history())
+
+
+def test_live_marker_filter_drops_markers_naming_no_source() -> None:
+    f = LiveMarkerFilter([1, 2])
+    pieces = [
+        "LeanAgent [",
+        "1",
+        "] proves",
+        " theorems [7]. See [2, 9] and [Source 2]",
+        " arrays a[i]",
+        " [done",
+    ]
+    out = "".join(f.feed(p) for p in pieces) + f.flush()
+    assert out == "LeanAgent [1] proves theorems . See [2] and [2] arrays a[i] [done"
+
+
+def test_gate_queues_then_refuses_when_the_line_is_full() -> None:
+    gate = GenerationGate(slots=1, max_waiting=1, timeout=5)
+    entered = threading.Event()
+    release = threading.Event()
+    order: list[str] = []
+
+    def holder() -> None:
+        with gate.slot():
+            entered.set()
+            release.wait(5)
+            order.append("first")
+
+    def waiter() -> None:
+        with gate.slot():
+            order.append("second")
+
+    t1 = threading.Thread(target=holder)
+    t1.start()
+    entered.wait(5)
+    t2 = threading.Thread(target=waiter)
+    t2.start()
+    deadline = time.monotonic() + 5
+    while gate.stats()["waiting"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with pytest.raises(BusyError) as info:
+        with gate.slot():
+            pass
+    assert info.value.queue_full
+    with pytest.raises(BusyError):
+        gate.check()
+    release.set()
+    t1.join(5)
+    t2.join(5)
+    assert order == ["first", "second"]
+    assert gate.stats() == {"running": 0, "waiting": 0, "slots": 1, "max_waiting": 1}
+
+
+def test_gate_times_out_with_a_503_kind_of_busy() -> None:
+    gate = GenerationGate(slots=1, max_waiting=4, timeout=0.2)
+    with gate.slot():
+        with pytest.raises(BusyError) as info:
+            with gate.slot():
+                pass
+    assert not info.value.queue_full
+    assert gate.stats()["running"] == 0 and gate.stats()["waiting"] == 0
+
+
+def test_first_question_of_a_chat_is_answered_without_the_llm_when_off_topic(seed_rag) -> None:
+    answer = chat(seed_rag, "What is the capital of France?")
+    assert answer.refused and not answer.llm_called
+    assert answer.standalone_question == "What is the capital of France?"
+
+
+@pytest.mark.slow
+def test_follow_up_with_the_real_local_model_retrieves_the_right_paper(seed_rag) -> None:
+    alone = seed_rag.retrieve(FOLLOW_UP)
+    assert not alone.sources or alone.sources[0].title != LEAN  # the follow-up alone is ambiguous
+
+    first = chat(seed_rag, Q1, top_k=3)
+    assert first.sources[0].title == LEAN
+    history = [
+        ChatTurn(role="user", content=Q1),
+        ChatTurn(role="assistant", content=first.text, citations=first.citations),
+    ]
+    follow = chat(seed_rag, FOLLOW_UP, history, top_k=3)
+    assert follow.question == FOLLOW_UP
+    assert follow.standalone_question and follow.standalone_question != FOLLOW_UP
+    assert follow.sources and follow.sources[0].title == LEAN

@@ -1,0 +1,159 @@
+"""The chat UI in a real browser (Playwright + Debian Chromium) against a real server and local LLM."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from rag import RAG, Settings
+from rag.server import ServerSettings, running
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
+LEAN = "LeanAgent: Lifelong Learning for Formal Theorem Proving"
+Q1 = "Which paper proposes a lifelong learning agent for formal theorem proving?"
+FOLLOW_UP = "What benchmark does it use?"
+PAYLOAD = '<img src=x onerror="window.__xss=1">'
+XSS_PAPER = {
+    "id": "xssPaper01",
+    "title": "Sanitizing <script>window.__xss=2</script> markup in scientific paper abstracts",
+    "abstract": "We study HTML injection through scientific paper abstracts shown in web interfaces. "
+    f"An abstract may carry markup such as {PAYLOAD} that a careless page would run. "
+    "Our sanitizer escapes every markup tag in abstracts before a web page renders them.",
+    "authors": ["Mallory <b>Markup</b>"],
+    "decision": "Oral",
+    "source_url": "javascript:window.__xss=3",
+}
+XSS_QUESTION = "Which paper studies HTML injection and sanitizing markup in paper abstracts?"
+TIMEOUT_MS = 300_000
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory):
+    if not CHROMIUM.exists():
+        pytest.fail("Debian chromium is not installed: run scripts/setup.sh (apt-get install chromium)")
+    root = tmp_path_factory.mktemp("ui")
+    corpus = root / "xss.jsonl"
+    corpus.write_text(json.dumps(XSS_PAPER) + "\n", encoding="utf-8")
+    rag = RAG(Settings(store={"path": root / "chroma"}, retrieval={"top_k": 3}, llm={"max_tokens": 64}))
+    rag.ingest([corpus], progress=False)  # added to the auto-seeded 19 papers
+    with running(rag, ServerSettings(port=0)) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+def _open(browser, url: str, outside: list[str]):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1100})
+    page = ctx.new_page()
+    page.on(
+        "request",
+        lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(r.url),
+    )
+    page.goto(url, wait_until="load")
+    page.wait_for_selector("#rag-input textarea", timeout=60_000)
+    return page
+
+
+def _ask(page, question: str, turn: int) -> list[str]:
+    """Submit a question and return the bot message's text as it streamed, until the turn is done."""
+    page.fill("#rag-input textarea", question)
+    page.click("#rag-send")
+    seen: list[str] = []
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    done = (
+        f"document.querySelectorAll('#rag-chat [data-testid=bot]').length >= {turn} && "
+        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null"
+    )
+    while not page.evaluate(done):
+        assert time.monotonic() < deadline, "the answer did not finish"
+        bots = page.query_selector_all("#rag-chat [data-testid=bot]")
+        if len(bots) >= turn:
+            text = bots[turn - 1].inner_text()
+            if text and (not seen or seen[-1] != text):
+                seen.append(text)
+        time.sleep(0.1)
+    return seen
+
+
+def test_chat_streams_cites_opens_a_source_and_follows_up(server, browser, tmp_path: Path) -> None:
+    outside: list[str] = []
+    page = _open(browser, server.url, outside)
+    assert page.locator("text=Which papers propose benchmarks").count() >= 1  # example questions
+    page.wait_for_function(
+        "document.querySelector('#rag-status').innerText.includes('20 papers')", timeout=30_000
+    )
+
+    frames = _ask(page, Q1, turn=1)
+    partial = [f for f in frames if "Searching" not in f and "Writing" not in f]
+    assert len(partial) >= 2, frames  # the answer grew token by token
+    links = page.locator('#rag-chat a[href^="#rag-src-1-"]')
+    assert links.count() >= 1, page.inner_text("#rag-chat")
+    target = links.first.get_attribute("href").lstrip("#")
+    card = page.locator(f"#{target}")
+    assert card.get_attribute("open") is None
+    links.first.click()
+    page.wait_for_function(f"document.getElementById('{target}').open === true", timeout=5000)
+    abstract = card.locator(".rag-abstract")
+    assert abstract.is_visible() and len(abstract.inner_text()) > 100
+    assert card.locator("mark").count() == 1  # the supporting sentence is highlighted
+    assert "openreview.net" in card.locator("a.rag-link").get_attribute("href")
+    assert page.locator("#rag-src-1-1 .rag-title").inner_text() == LEAN
+
+    # A second user does not see this conversation.
+    other = _open(browser, server.url, outside)
+    assert other.locator("#rag-chat [data-testid=user]").count() == 0
+    other.context.close()
+
+    _ask(page, FOLLOW_UP, turn=2)
+    assert page.locator("#rag-chat [data-testid=bot]").count() == 2
+    assert "Searched for" in page.inner_text("#rag-sources")
+    assert page.locator("#rag-src-2-1 .rag-title").inner_text() == LEAN
+    # A marker of the first answer still opens the first answer's card, now folded away.
+    assert page.locator("#rag-turn-1").get_attribute("open") is None
+    page.locator(f'#rag-chat a[href="#{target}"]').first.click()
+    page.wait_for_function(
+        f"document.getElementById('{target}').open && document.getElementById('rag-turn-1').open",
+        timeout=5000,
+    )
+    page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
+    assert (tmp_path / "chat.png").stat().st_size > 10_000
+    assert outside == []  # nothing fetched from the internet
+    page.context.close()
+
+
+def test_markup_from_the_corpus_is_shown_as_text(server, browser, tmp_path: Path) -> None:
+    outside: list[str] = []
+    page = _open(browser, server.url, outside)
+    _ask(page, XSS_QUESTION, turn=1)
+    panel = page.inner_text("#rag-sources")
+    assert XSS_PAPER["title"] in panel
+    card = page.locator("#rag-sources details", has_text="Sanitizing").first
+    card.locator("summary").click()
+    assert PAYLOAD in card.locator(".rag-abstract").inner_text()
+    assert "Mallory <b>Markup</b>" in card.inner_text()
+    assert card.locator("a.rag-link").count() == 0  # the javascript: URL is not a link
+    page.screenshot(path=str(tmp_path / "xss.png"), full_page=True)
+    assert page.evaluate("window.__xss") is None
+    assert page.locator('img[src="x"]').count() == 0 and page.locator("#rag-sources script").count() == 0
+    assert outside == []
+    page.context.close()

@@ -1,0 +1,171 @@
+"""The chat screen's presentation without a browser: escaping, the sources panel, the turn generator."""
+
+from __future__ import annotations
+
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+from rag import RAG, Settings
+from rag.types import Answer, Citation, Source
+from ui.render import (
+    answer_markdown,
+    chat_turn,
+    escape_markdown,
+    highlighted_abstract,
+    safe_url,
+    sources_html,
+)
+
+XSS = '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>'
+ON_TOPIC = "Which paper proposes a lifelong learning agent for formal theorem proving?"
+
+
+def _source(n: int, text: str = "First sentence here. The key finding is strong. Last one.", **kw) -> Source:
+    base = dict(
+        number=n,
+        paper_id=f"p{n}",
+        title=f"Paper {n}",
+        url=f"https://openreview.net/forum?id=p{n}",
+        decision="Poster",
+        authors=["A. Author", "B. Author"],
+        text=text,
+        score=0.5,
+    )
+    base.update(kw)
+    return Source(**base)
+
+
+def _answer(text: str, sources: list[Source], cited: dict[int, str]) -> Answer:
+    cites = [
+        Citation(
+            number=n,
+            paper_id=f"p{n}",
+            title=f"Paper {n}",
+            supporting_text=sent,
+            score=0.5,
+            support=0.6,
+            kind="generated",
+        )
+        for n, sent in cited.items()
+    ]
+    return Answer(question="q", text=text, citations=cites, sources=sources)
+
+
+def _no_raw_tags(markup: str) -> None:
+    assert "<img" not in markup and "<script" not in markup
+
+
+def test_escape_markdown_leaves_no_html_or_markdown_syntax() -> None:
+    out = escape_markdown(f"**bold** [x](javascript:alert(1)) {XSS} $x$ & done")
+    _no_raw_tags(out)
+    assert "&lt;img" in out and "&amp; done" in out
+    assert "\\*\\*bold\\*\\*" in out and "\\[x\\]\\(javascript" in out
+
+
+def test_answer_markdown_links_only_valid_markers() -> None:
+    md = answer_markdown(f"LeanAgent works [1]. Wrong [7]. Tags {XSS} [1, 2].", linked=[1, 2])
+    assert "[\\[1\\]](#rag-src-1-1)" in md
+    assert "[\\[1\\]](#rag-src-1-1)[\\[2\\]](#rag-src-1-2)" in md
+    assert "\\[7\\]" in md and "#rag-src-1-7" not in md
+    assert "(#rag-src-3-2)" in answer_markdown("x [2]", linked=[2], turn=3)
+    _no_raw_tags(md)
+
+
+def test_sources_panel_escapes_corpus_text_and_splits_cited_from_uncited() -> None:
+    evil = _source(
+        2,
+        text=f"Intro. {XSS} is the payload.",
+        title=f"<script>alert(1)</script> {XSS}",
+        authors=["<b>Eve</b>"],
+        url="javascript:alert(1)",
+    )
+    html = sources_html(_answer("x [1]", [_source(1), evil], {1: "The key finding is strong."}))
+    _no_raw_tags(html.replace("<mark>", ""))
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;b&gt;Eve&lt;/b&gt;" in html
+    assert "javascript:" not in html  # no link for a non-http URL
+    assert html.index("Cited papers") < html.index('id="rag-src-1-1"') < html.index("not cited")
+    assert html.index("not cited") < html.index('id="rag-src-1-2"')
+    assert "<mark>The key finding is strong.</mark>" in html
+    assert 'data-state="done"' in html
+
+
+def test_earlier_answers_keep_their_own_cards() -> None:
+    first = _answer("old [1]", [_source(1, title="Old paper")], {1: "The key finding is strong."})
+    html = sources_html(
+        _answer("new [1]", [_source(1)], {1: "Last one."}), turn=2, earlier=[(1, "first <question>", first)]
+    )
+    assert html.index('id="rag-src-2-1"') < html.index('id="rag-turn-1"') < html.index('id="rag-src-1-1"')
+    assert "Answer 1: first &lt;question&gt;" in html
+
+
+def test_highlight_and_safe_url() -> None:
+    assert highlighted_abstract("A <b>. Key  part here. End.", "Key part here.") == (
+        "A &lt;b&gt;. <mark>Key part here.</mark> End."
+    )
+    assert highlighted_abstract("No match <i>.", "absent") == "No match &lt;i&gt;."
+    assert safe_url("https://openreview.net/forum?id=x") == "https://openreview.net/forum?id=x"
+    for bad in ("javascript:alert(1)", "data:text/html,x", "//evil", ""):
+        assert safe_url(bad) is None
+
+
+def test_turn_generator_refuses_off_topic_questions_without_the_llm(seed_rag) -> None:
+    turns_before: list[dict] = []
+    views = list(chat_turn(seed_rag, "What is the capital of France?", turns_before))
+    assert turns_before == []  # sessions own their turns: the caller's list is not touched
+    assert views[0].messages[-1]["content"].startswith("*Searching")
+    last = views[-1]
+    assert last.done and last.error is None
+    assert len(last.turns) == 1 and last.turns[0]["answer"]["refused"]
+    assert "could not find ICLR 2025 papers" in last.messages[-1]["content"]
+    assert "No paper in the store was relevant" in last.sources_html
+
+
+def test_empty_store_gives_a_friendly_message(tmp_path: Path) -> None:
+    rag = RAG(Settings(store={"path": tmp_path / "empty", "auto_seed": False}))
+    last = list(chat_turn(rag, ON_TOPIC, []))[-1]
+    assert last.done and last.error and "store is empty" in last.error
+    assert "⚠️" in last.messages[-1]["content"]
+    assert 'data-state="error"' in last.sources_html
+    assert last.turns[-1]["answer"] is None  # a failed turn is shown but not used as chat history
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_unreachable_llm_gives_a_friendly_message_with_sources(seed_rag, tmp_path: Path) -> None:
+    settings = Settings(
+        store={"path": tmp_path / "seed"},
+        llm={
+            "base_url": f"http://127.0.0.1:{_closed_port()}/v1",
+            "model": "none",
+            "max_retries": 0,
+            "timeout": 5,
+        },
+    )
+    rag = RAG(settings)
+    views = list(chat_turn(rag, ON_TOPIC, []))
+    last = views[-1]
+    assert last.error and "unreachable" in last.error
+    assert re.search(r"LeanAgent", last.sources_html)  # retrieval worked; the papers are still shown
+    assert 'data-state="error"' in last.sources_html
+
+
+@pytest.mark.slow
+def test_turn_generator_streams_then_swaps_in_the_validated_answer(seed_rag) -> None:
+    views = list(chat_turn(seed_rag, ON_TOPIC, [], top_k=3))
+    streaming = [v for v in views if not v.done and "Searching" not in v.messages[-1]["content"]]
+    assert len(streaming) >= 3  # sources, then tokens one by one
+    last = views[-1]
+    assert last.done and last.error is None
+    answer = Answer.model_validate(last.turns[-1]["answer"])
+    assert answer.citations, answer.text
+    assert f"#rag-src-1-{answer.citations[0].number}" in last.messages[-1]["content"]
+    assert last.markdown == answer.to_markdown() and "**References**" in last.markdown

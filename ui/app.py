@@ -1,0 +1,217 @@
+"""The Gradio chat screen: a thin layer over `ui.render.chat_turn` (itself over `rag.chat.chat_stream`)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from rag.chat import GenerationGate
+from rag.settings import DECISIONS
+
+from .render import chat_turn, escape_markdown, sources_html
+
+logger = logging.getLogger(__name__)
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+EXAMPLES = [
+    "Which papers propose benchmarks for retrieval-augmented multimodal models?",
+    "How can synthetic data help LLM post-training, in theory?",
+    "Which papers use large language models for formal theorem proving?",
+    "How do deep networks break the curse of dimensionality?",
+]
+
+PLACEHOLDER = (
+    "**Ask about ICLR 2025 papers.** Answers cite the papers they use as [n]; "
+    "click a number to open that paper in the sources panel. "
+    'Follow-up questions ("what benchmark does the second one use?") keep the conversation\'s context.'
+)
+
+CSS = """
+#rag-sources .rag-source { border: 1px solid var(--border-color-primary); border-radius: 8px;
+  padding: 6px 10px; margin: 6px 0; }
+#rag-sources .rag-source summary { cursor: pointer; font-weight: 600; }
+#rag-sources .rag-decision, #rag-sources .rag-kind { font-size: 0.8em; font-weight: 500;
+  border: 1px solid var(--border-color-primary); border-radius: 4px; padding: 0 4px; margin-left: 4px; }
+#rag-sources .rag-authors { font-size: 0.85em; opacity: 0.8; margin: 4px 0; }
+#rag-sources .rag-abstract { font-size: 0.9em; line-height: 1.45; white-space: normal; }
+#rag-sources mark { background: #fde68a; color: inherit; }
+#rag-sources .rag-heading { margin: 10px 0 2px; }
+#rag-sources .rag-uncited { opacity: 0.75; }
+#rag-sources .rag-searched { font-size: 0.85em; opacity: 0.8; }
+#rag-sources .rag-flash { outline: 2px solid #f59e0b; }
+#rag-sources .rag-turn { margin: 4px 0; }
+#rag-sources .rag-turn > summary { cursor: pointer; font-size: 0.9em; }
+"""
+
+# Clicking a [n] marker in the chat opens and scrolls to the matching source card.
+HEAD = """
+<script>
+document.addEventListener("click", function (ev) {
+  var a = ev.target && ev.target.closest ? ev.target.closest('a[href^="#rag-src-"]') : null;
+  if (!a) { return; }
+  ev.preventDefault();
+  ev.stopPropagation();
+  var card = document.getElementById(a.getAttribute("href").slice(1));
+  if (!card) { return; }
+  for (var el = card; el; el = el.parentElement) {
+    if (el.tagName === "DETAILS") { el.open = true; }
+  }
+  card.scrollIntoView({block: "center"});
+  card.classList.add("rag-flash");
+  setTimeout(function () { card.classList.remove("rag-flash"); }, 1500);
+}, true);
+</script>
+"""
+
+COPY_JS = """
+(md) => {
+  if (md && navigator.clipboard) { navigator.clipboard.writeText(md).catch(() => {}); }
+  return md;
+}
+"""
+
+
+def status_line(rag: Any) -> str:
+    """Papers in the store and the model in use, as escaped Markdown."""
+    try:
+        papers = rag.stats()["papers"]
+    except Exception as exc:  # shown, not raised: the page must still load
+        logger.warning("stats failed: %s", exc)
+        return escape_markdown(f"The paper store cannot be read ({type(exc).__name__}).")
+    note = " — the store is empty: run rag ingest" if papers == 0 else ""
+    return escape_markdown(f"{papers} papers · LLM: {rag.settings.llm.display_name}{note}")
+
+
+def build_ui(rag: Any, gate: GenerationGate | None = None, max_top_k: int = 20, queue_size: int = 32) -> Any:
+    """The chat Blocks (queued); mount it with `mount_ui` or launch it directly."""
+    import gradio as gr
+
+    default_k = min(rag.settings.retrieval.top_k, max_top_k)
+    slots = gate.slots if gate is not None else rag.settings.llm.max_concurrent
+
+    def respond(
+        message: str, turns: list[dict[str, Any]], decisions: list[str], top_k: float, retriever: str
+    ) -> Iterator[tuple[Any, ...]]:
+        if not (message or "").strip():
+            yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+            return
+        first = True
+        for view in chat_turn(
+            rag, message, turns or [], top_k=int(top_k), decisions=decisions, retriever=retriever, gate=gate
+        ):
+            if view.error:
+                gr.Warning(view.error)
+            yield view.messages, view.sources_html, view.markdown, view.turns, ("" if first else gr.skip())
+            first = False
+
+    def new_chat() -> tuple[Any, ...]:
+        return [], sources_html(None), "", [], ""
+
+    with gr.Blocks(title="ICLR 2025 paper chat", analytics_enabled=False) as demo:
+        turns = gr.State([])
+        gr.Markdown("## ICLR 2025 paper chat\n[HTTP API docs](/docs) · OpenAI-compatible at `/v1`")
+        status = gr.Markdown(elem_id="rag-status")
+        with gr.Row():
+            with gr.Column(scale=3):
+                chatbot = gr.Chatbot(
+                    label="Conversation",
+                    elem_id="rag-chat",
+                    height=520,
+                    buttons=[],
+                    sanitize_html=True,
+                    render_markdown=True,
+                    latex_delimiters=[],
+                    allow_tags=False,
+                    feedback_options=None,
+                    group_consecutive_messages=False,
+                    placeholder=PLACEHOLDER,
+                )
+                with gr.Row():
+                    msg = gr.Textbox(
+                        placeholder="Ask a question about ICLR 2025 papers…",
+                        show_label=False,
+                        scale=5,
+                        elem_id="rag-input",
+                        max_length=2000,
+                    )
+                    send = gr.Button("Ask", variant="primary", scale=1, elem_id="rag-send")
+                with gr.Row():
+                    copy = gr.Button("Copy answer as Markdown", size="sm", elem_id="rag-copy")
+                    clear = gr.Button("New chat", size="sm", elem_id="rag-clear")
+                gr.Examples(examples=[[q] for q in EXAMPLES], inputs=[msg], label="Example questions")
+            with gr.Column(scale=2):
+                sources = gr.HTML(sources_html(None), elem_id="rag-sources", js_on_load=None)
+                with gr.Accordion("Search options", open=False):
+                    decisions = gr.CheckboxGroup(
+                        list(DECISIONS),
+                        value=[],
+                        label="Decision (none ticked: all papers)",
+                        elem_id="rag-decisions",
+                    )
+                    top_k = gr.Slider(
+                        1, max_top_k, value=default_k, step=1, label="Number of sources", elem_id="rag-topk"
+                    )
+                    retriever = gr.Radio(
+                        ["hybrid", "dense", "bm25"],
+                        value=rag.settings.retrieval.mode,
+                        label="Retriever",
+                        elem_id="rag-retriever",
+                    )
+                with gr.Accordion("Answer as Markdown", open=False, elem_id="rag-md-acc"):
+                    markdown = gr.Textbox(
+                        show_label=False,
+                        lines=8,
+                        max_lines=24,
+                        interactive=False,
+                        buttons=["copy"],
+                        elem_id="rag-markdown",
+                    )
+
+        inputs = [msg, turns, decisions, top_k, retriever]
+        outputs = [chatbot, sources, markdown, turns, msg]
+        for trigger in (msg.submit, send.click):
+            trigger(
+                respond,
+                inputs,
+                outputs,
+                concurrency_limit=slots,
+                concurrency_id="llm",
+                api_visibility="private",
+            )
+        clear.click(new_chat, None, outputs, queue=False, api_visibility="private")
+        chatbot.clear(new_chat, None, outputs, queue=False, api_visibility="private")
+        copy.click(None, [markdown], None, js=COPY_JS)
+        demo.load(lambda: status_line(rag), None, status, queue=False, api_visibility="private")
+    demo.queue(max_size=queue_size, default_concurrency_limit=slots)
+    return demo
+
+
+def mount_ui(
+    app: Any,
+    rag: Any,
+    gate: GenerationGate | None = None,
+    path: str = "/",
+    auth: tuple[str, str] | None = None,
+    max_top_k: int = 20,
+    queue_size: int = 32,
+) -> Any:
+    """Mount the chat UI on a FastAPI app (Gradio login when `auth` is given)."""
+    import gradio as gr
+
+    demo = build_ui(rag, gate, max_top_k=max_top_k, queue_size=queue_size)
+    return gr.mount_gradio_app(
+        app,
+        demo,
+        path=path,
+        auth=auth,
+        css=CSS,
+        head=HEAD,
+        footer_links=[],
+        run_history=False,
+        ssr_mode=False,
+        mcp_server=False,
+        show_error=True,
+    )

@@ -1,0 +1,273 @@
+"""Presentation for the chat UI without Gradio: escaped Markdown, the sources panel, the turn generator.
+
+Everything that comes from the corpus or the LLM is escaped here before any Markdown or HTML
+rendering, so the browser shows it as text.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from rag.chat import BusyError, ChatTurn, GenerationGate, LiveMarkerFilter, chat_stream
+from rag.citations import MARKER, marker_numbers, split_sentences
+from rag.errors import EmptyStoreError, InvalidRequestError, LLMUnavailableError, RagError, StoreError
+from rag.types import Answer, Citation, Source
+
+logger = logging.getLogger(__name__)
+
+ANCHOR = "rag-src-{turn}-{n}"  # turn: 1 for the first answer of a session
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$:])")
+
+
+def escape_markdown(text: str) -> str:
+    """Text that Markdown renders literally: HTML entities for <>&, backslashes for Markdown syntax."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def answer_markdown(text: str, linked: Sequence[int] = (), turn: int = 1) -> str:
+    """Escaped answer text whose [n] markers (n in `linked`) link to that turn's cards in the panel."""
+    out: list[str] = []
+    pos = 0
+    for m in MARKER.finditer(text):
+        out.append(escape_markdown(text[pos : m.start()]))
+        nums = marker_numbers(m.group(0))
+        if nums and all(n in linked for n in nums):
+            out.append("".join(f"[\\[{n}\\]](#{ANCHOR.format(turn=turn, n=n)})" for n in nums))
+        else:
+            out.append(escape_markdown(m.group(0)))
+        pos = m.end()
+    out.append(escape_markdown(text[pos:]))
+    return "".join(out)
+
+
+def safe_url(url: str) -> str | None:
+    """The URL if it is plain http(s), else None (no javascript: or data: links from a corpus)."""
+    parsed = urlparse(url.strip())
+    return url.strip() if parsed.scheme in ("http", "https") and parsed.netloc else None
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def highlighted_abstract(text: str, sentence: str) -> str:
+    """The abstract as escaped HTML with the supporting sentence inside <mark>."""
+    sentence = _norm(sentence)
+    parts = split_sentences(_norm(text))
+    if sentence and sentence in parts:
+        return " ".join(f"<mark>{html.escape(p)}</mark>" if p == sentence else html.escape(p) for p in parts)
+    flat = _norm(text)
+    i = flat.find(sentence) if sentence else -1
+    if i < 0:
+        return html.escape(flat)
+    j = i + len(sentence)
+    return f"{html.escape(flat[:i])}<mark>{html.escape(flat[i:j])}</mark>{html.escape(flat[j:])}"
+
+
+def _source_card(src: Source, citation: Citation | None, turn: int) -> str:
+    url = safe_url(src.url)
+    authors = ", ".join(src.authors) or "authors unknown"
+    link = (
+        f'<a class="rag-link" href="{html.escape(url, quote=True)}" target="_blank" '
+        f'rel="noopener noreferrer">OpenReview</a>'
+        if url
+        else ""
+    )
+    abstract = (
+        highlighted_abstract(src.text, citation.supporting_text) if citation else html.escape(_norm(src.text))
+    )
+    kind = ' <span class="rag-kind">attributed</span>' if citation and citation.kind == "attributed" else ""
+    decision = f' <span class="rag-decision">{html.escape(src.decision)}</span>' if src.decision else ""
+    return (
+        f'<details class="rag-source" id="{ANCHOR.format(turn=turn, n=src.number)}" data-number="{src.number}">'
+        f'<summary><span class="rag-num">[{src.number}]</span> '
+        f'<span class="rag-title">{html.escape(src.title)}</span>{decision}{kind}</summary>'
+        f'<div class="rag-authors">{html.escape(authors)}</div>'
+        f"{link}"
+        f'<p class="rag-abstract">{abstract}</p>'
+        f"</details>"
+    )
+
+
+def _turn_cards(answer: Answer | None, sources: Sequence[Source], turn: int) -> list[str]:
+    """One answer's cards: cited papers (supporting sentence highlighted), then the uncited ones."""
+    if answer is not None:
+        sources = answer.sources
+    parts = []
+    if answer is not None and answer.refused:
+        parts.append('<p class="rag-empty">No paper in the store was relevant enough to answer.</p>')
+    cited = {c.number: c for c in answer.citations} if answer is not None else {}
+    first = [s for s in sources if s.number in cited]
+    rest = [s for s in sources if s.number not in cited]
+    if first:
+        parts.append('<h4 class="rag-heading">Cited papers</h4>')
+        parts.extend(_source_card(s, cited[s.number], turn) for s in first)
+    if rest:
+        title = "Retrieved papers"
+        if answer is not None:
+            title = "Closest papers (not relevant enough)" if answer.refused else "Also retrieved (not cited)"
+        parts.append(f'<h4 class="rag-heading rag-uncited">{title}</h4>')
+        parts.extend(_source_card(s, None, turn) for s in rest)
+    return parts
+
+
+def sources_html(
+    answer: Answer | None = None,
+    sources: Sequence[Source] = (),
+    searched: str | None = None,
+    state: str = "",
+    turn: int = 1,
+    earlier: Sequence[tuple[int, str, Answer]] = (),
+) -> str:
+    """The sources panel: this turn's papers, then earlier answers' papers folded away.
+
+    `state` (data-state: idle, streaming, done, error) lets scripts and tests see where a turn is.
+    """
+    state = state or ("done" if answer is not None else "idle")
+    parts = [f'<div class="rag-sources" data-state="{state}" data-turn="{turn}">']
+    if searched:
+        parts.append(f'<p class="rag-searched">Searched for: <q>{html.escape(searched)}</q></p>')
+    cards = _turn_cards(answer, sources, turn)
+    if not cards and not earlier:
+        cards = ['<p class="rag-empty">Sources of the answer appear here.</p>']
+    parts.extend(cards)
+    if earlier:
+        parts.append('<h4 class="rag-heading rag-uncited">Earlier answers</h4>')
+    for n, question, old in reversed(earlier):
+        parts.append(
+            f'<details class="rag-turn" id="rag-turn-{n}"><summary>Answer {n}: {html.escape(question)}</summary>'
+        )
+        parts.extend(_turn_cards(old, (), n))
+        parts.append("</details>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def friendly_error(exc: BaseException) -> str:
+    """The message a chat user sees for a library error."""
+    if isinstance(exc, LLMUnavailableError):
+        return f"The language model is unreachable right now, so I cannot answer. ({exc})"
+    if isinstance(exc, EmptyStoreError):
+        return "The paper store is empty. Ingest papers first (rag ingest), then ask again."
+    if isinstance(exc, BusyError):
+        return f"Too many questions at once: {exc}."
+    if isinstance(exc, StoreError):
+        return f"The paper store cannot be read: {exc}"
+    if isinstance(exc, InvalidRequestError):
+        return f"That request cannot be answered: {exc}."
+    return f"Something went wrong: {exc}"
+
+
+@dataclass
+class View:
+    """What the chat screen shows after one step of a turn."""
+
+    messages: list[dict[str, str]]
+    sources_html: str
+    markdown: str
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    done: bool = False
+
+
+def display_messages(turns: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
+    """Chatbot messages (escaped Markdown) for the finished turns."""
+    out: list[dict[str, str]] = []
+    for i, t in enumerate(turns, start=1):
+        out.append({"role": "user", "content": escape_markdown(t["question"])})
+        if t.get("answer"):
+            a = Answer.model_validate(t["answer"])
+            content = answer_markdown(a.text, [c.number for c in a.citations], turn=i)
+            out.append({"role": "assistant", "content": content})
+        else:
+            out.append({"role": "assistant", "content": escape_markdown(t.get("error") or "")})
+    return out
+
+
+def earlier_answers(turns: Sequence[dict[str, Any]]) -> list[tuple[int, str, Answer]]:
+    """(turn number, question, answer) of the answered turns, for the panel's earlier section."""
+    return [
+        (i, t["question"], Answer.model_validate(t["answer"]))
+        for i, t in enumerate(turns, start=1)
+        if t.get("answer")
+    ]
+
+
+def history_from_turns(turns: Sequence[dict[str, Any]]) -> list[ChatTurn]:
+    """The conversation for condensing: answered turns only (failed ones are left out)."""
+    out: list[ChatTurn] = []
+    for t in turns:
+        if not t.get("answer"):
+            continue
+        a = Answer.model_validate(t["answer"])
+        out.append(ChatTurn(role="user", content=t["question"]))
+        out.append(ChatTurn(role="assistant", content=a.text, citations=a.citations))
+    return out
+
+
+def chat_turn(
+    rag: Any,
+    question: str,
+    turns: Sequence[dict[str, Any]],
+    top_k: int | None = None,
+    decisions: Sequence[str] | None = None,
+    retriever: str | None = None,
+    gate: GenerationGate | None = None,
+) -> Iterator[View]:
+    """One question in a session: yields views as the answer streams; the last one has `done`."""
+    turns = list(turns)
+    question = (question or "").strip()
+    before = display_messages(turns) + [{"role": "user", "content": escape_markdown(question)}]
+
+    turn = len(turns) + 1
+    earlier = earlier_answers(turns)
+
+    def pending(content: str, panel: str) -> View:
+        return View(before + [{"role": "assistant", "content": content}], panel, "", turns)
+
+    yield pending("*Searching the papers…*", sources_html(state="streaming", turn=turn, earlier=earlier))
+    sources: list[Source] = []
+    searched: str | None = None
+    live = ""
+    flt = LiveMarkerFilter([])
+    panel = ""
+    try:
+        history = history_from_turns(turns)
+        for ev in chat_stream(
+            rag,
+            question,
+            history,
+            top_k=top_k,
+            decisions=decisions or None,
+            retriever=retriever or None,  # type: ignore[arg-type]
+            gate=gate,
+        ):
+            if ev["type"] == "condensed" and ev["method"] != "none":
+                searched = ev["standalone_question"]
+            elif ev["type"] == "sources":
+                sources = list(ev["sources"])
+                flt = LiveMarkerFilter([s.number for s in sources])
+                panel = sources_html(None, sources, searched, "streaming", turn, earlier)
+                yield pending("*Writing the answer…*", panel)
+            elif ev["type"] == "token":
+                live += flt.feed(ev["text"])
+                yield pending(answer_markdown(live, [s.number for s in sources], turn), panel)
+            elif ev["type"] == "answer":
+                answer: Answer = ev["answer"]
+                turns.append({"question": question, "answer": answer.model_dump(mode="json")})
+                panel = sources_html(answer, searched=searched, turn=turn, earlier=earlier)
+                yield View(display_messages(turns), panel, answer.to_markdown(), turns, done=True)
+                return
+    except RagError as exc:
+        logger.warning("chat turn failed: %s", exc)
+        message = friendly_error(exc)
+        failed = turns + [{"question": question, "answer": None, "error": "⚠️ " + message}]
+        panel = sources_html(None, sources, searched, "error", turn, earlier)
+        yield View(display_messages(failed), panel, "", failed, error=message, done=True)
