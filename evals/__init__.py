@@ -1,0 +1,1 @@
+"""Offline evaluation of the RAG pipeline: retrieval, citations, refusals and latency (`rag eval`)."""

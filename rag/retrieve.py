@@ -109,6 +109,8 @@ class PaperRetriever:
             if self._bm25 is None:
                 from llama_index.retrievers.bm25 import BM25Retriever
 
+                logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG on import
+
                 nodes = []
                 for cid, meta, doc in self.store.iter_records(["metadatas", "documents"]):
                     node = metadata_dict_to_node(meta, text=doc)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ SEED_CORPUS = DATA / "seed" / "papers.jsonl"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))  # not the user's home
 os.environ.pop("OPENAI_API_KEY", None)
 os.environ.pop("OPENAI_BASE_URL", None)
 for _k in list(os.environ):

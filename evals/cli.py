@@ -1,0 +1,213 @@
+"""`rag eval`: run an offline evaluation, write the report, optionally gate on thresholds."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from pydantic import ValidationError
+
+from rag.settings import Settings
+
+from .config import EvalSettings, RunConfig, parse_retrievers, preset
+from .errors import EvalError
+
+logger = logging.getLogger(__name__)
+
+DESCRIPTION = """\
+Score the pipeline offline on datasets of questions with gold papers: paper-level retrieval metrics
+(hit@k, recall@k, MRR, nDCG@10) for several retrievers on one store, and with --answers the answer
+metrics (refusals, citation validity/coverage/support, latency, tokens). Writes report.json,
+report.md and plots/ to --out, with bootstrap 95% confidence intervals. The eval store and a
+per-question cache live in --out, so an interrupted run resumes where it stopped.
+
+Presets: dev = 2,115-paper corpus, topics_dev + descriptions_dev (+ the unanswerable set for the
+refusal-threshold calibration), dense/BM25/hybrid, retrieval only; ci = 19-paper seed corpus,
+the in-repo seed_qa + unanswerable sets, retrieval and answers with the configured LLM (default:
+the bundled local model); answers = the same two sets over the 2,115-paper corpus.
+Flags given with a preset override it. A judge LLM for citation support, faithfulness and
+relevancy is configured with RAG_EVAL_JUDGE_BASE_URL / RAG_EVAL_JUDGE_MODEL / RAG_EVAL_JUDGE_API_KEY
+(or the flags below); without one, citation support uses an embedding-similarity proxy.
+"""
+
+EPILOG = """\
+examples:
+  rag eval --preset dev
+  rag eval --preset ci --check evals/thresholds/ci.json
+  rag eval --corpus ../shared/data/iclr2025/papers.jsonl --dataset topics_dev --retrievers dense,hybrid --limit 20
+"""
+
+
+def add_eval_command(sub: Any) -> None:
+    """Register the `eval` subcommand on the `rag` CLI."""
+    p = sub.add_parser(
+        "eval",
+        help="evaluate retrieval, citations, refusals and latency offline",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--preset", choices=["dev", "ci", "answers"], help="a named run (see above)")
+    p.add_argument("--corpus", help="corpus file ingested into the eval store (.jsonl, .json, .csv)")
+    p.add_argument(
+        "--dataset",
+        action="append",
+        metavar="PATH_OR_NAME",
+        help="dataset JSONL, or a name: seed_qa, unanswerable, topics_dev, descriptions_dev (repeatable)",
+    )
+    p.add_argument("--retrievers", help="comma-separated retrievers to compare (default: dense,bm25,hybrid)")
+    p.add_argument(
+        "--answers",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also generate and score answers with the configured LLM",
+    )
+    p.add_argument(
+        "--answer-retrievers",
+        help="retrievers used for answers (default: RAG_RETRIEVAL__MODE); comma-separated",
+    )
+    p.add_argument(
+        "--top-k",
+        type=int,
+        dest="depth",
+        metavar="N",
+        help="papers retrieved per question for retrieval metrics (default 100; answers use "
+        "RAG_RETRIEVAL__TOP_K sources)",
+    )
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N questions of each dataset")
+    p.add_argument(
+        "--answer-limit",
+        type=int,
+        metavar="N",
+        help="answer only the first N answerable questions of each dataset; unanswerable ones are all "
+        "asked (the ci preset uses 6; 0 = all)",
+    )
+    p.add_argument("--out", metavar="DIR", help="output directory (default: reports/eval or the preset's)")
+    p.add_argument(
+        "--check",
+        metavar="THRESHOLDS",
+        help="JSON/TOML file of metric → minimum (see evals/thresholds/ci.json); exit 1 and "
+        "name every metric that misses its threshold",
+    )
+    p.add_argument("--judge-base-url", help="OpenAI-compatible judge endpoint (RAG_EVAL_JUDGE_BASE_URL)")
+    p.add_argument("--judge-model", help="judge model name (RAG_EVAL_JUDGE_MODEL)")
+    p.add_argument(
+        "--max-false-refusal",
+        type=float,
+        default=0.02,
+        metavar="RATE",
+        help="false-refusal budget of the threshold recommendation (default 0.02)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.set_defaults(handler=run_eval)
+
+
+def build_run_config(args: argparse.Namespace) -> RunConfig:
+    """The run described by a preset and the flags that override it."""
+    fields: dict[str, Any] = preset(args.preset) if args.preset else {}
+    if args.corpus:
+        fields["corpus"] = args.corpus
+    if args.dataset:
+        fields["datasets"] = args.dataset
+    if args.retrievers:
+        fields["retrievers"] = parse_retrievers(args.retrievers)
+    if args.answers is not None:
+        fields["answers"] = args.answers
+    if args.answer_retrievers:
+        fields["answer_retrievers"] = parse_retrievers(args.answer_retrievers)
+        fields.setdefault("answers", True)
+    for name in ("depth", "limit", "out"):
+        if getattr(args, name) is not None:
+            fields[name] = getattr(args, name)
+    if args.answer_limit is not None:
+        fields["answer_limit"] = args.answer_limit or None
+    if "corpus" not in fields or "datasets" not in fields:
+        raise EvalError("give --preset, or --corpus and at least one --dataset")
+    try:
+        return RunConfig(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise EvalError(f"invalid eval option {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+
+
+def build_eval_settings(args: argparse.Namespace) -> EvalSettings:
+    """RAG_EVAL_* settings with the judge flags applied."""
+    try:
+        cfg = EvalSettings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise EvalError(f"invalid setting RAG_EVAL_{str(first['loc'][0]).upper()}: {first['msg']}") from exc
+    update = {
+        k: v for k, v in (("judge_base_url", args.judge_base_url), ("judge_model", args.judge_model)) if v
+    }
+    return cfg.model_copy(update=update) if update else cfg
+
+
+def run_eval(args: argparse.Namespace, settings: Settings) -> int:
+    """Run the evaluation, write the report, apply the gate; 0 on success, 1 when the gate fails."""
+    from .calibrate import calibrate
+    from .gate import check, load_thresholds
+    from .report import write_report
+    from .runner import Evaluation
+    from .summary import summarize
+
+    run = build_run_config(args)
+    cfg = build_eval_settings(args)
+    rules = load_thresholds(args.check) if args.check else None  # a bad file fails before the run
+    evaluation = Evaluation(run, settings, cfg)
+    try:
+        result = evaluation.run(progress=not args.no_progress)
+    except KeyboardInterrupt:
+        print(
+            f"interrupted; finished questions are cached in {run.out}/cache — rerun the same command "
+            "to resume",
+            file=sys.stderr,
+        )
+        raise
+    summary = summarize(result, cfg)
+    cal = calibrate(result, settings.retrieval.refusal_threshold, args.max_false_refusal)
+    paths = write_report(result, summary, cal, cfg)
+    print_summary(summary, cal)
+    print(f"\nreport: {paths['markdown']}  (JSON: {paths['json']})")
+    if rules is None:
+        return 0
+    failures = check(summary["flat"], rules)
+    if failures:
+        print(
+            f"\ngate FAILED: {len(failures)} metric(s) miss their threshold ({args.check})", file=sys.stderr
+        )
+        for f in failures:
+            print(f"  FAIL {f.message()}", file=sys.stderr)
+        return 1
+    print(f"gate passed: {len(rules)} threshold(s) in {args.check}")
+    return 0
+
+
+def print_summary(summary: dict[str, Any], cal: dict[str, Any] | None, out: Any = sys.stdout) -> None:
+    """A short plain-text digest of the headline figures."""
+    from .report import fmt
+    from .summary import HEADLINE_ANSWER, HEADLINE_RETRIEVAL
+
+    for ds, configs in summary["retrieval"].items():
+        print(f"\n{ds} — retrieval", file=out)
+        for cfg, s in configs.items():
+            parts = [f"{m} {fmt(s['metrics'][m])}" for m in HEADLINE_RETRIEVAL if m in s["metrics"]]
+            print(f"  {cfg:<8} " + "; ".join(parts), file=out)
+    for ds, configs in summary["answers"].items():
+        print(f"\n{ds} — answers", file=out)
+        for cfg, s in configs.items():
+            parts = [f"{m} {fmt(s['metrics'][m], 2)}" for m in HEADLINE_ANSWER if m in s["metrics"]]
+            lat = s["latency_ms"]
+            parts.append(f"first token p50/p95 {lat['ttft_ms']['p50']}/{lat['ttft_ms']['p95']} ms")
+            parts.append(f"total p50/p95 {lat['total_ms']['p50']}/{lat['total_ms']['p95']} ms")
+            print(f"  {cfg}: " + "; ".join(parts), file=out)
+    if cal:
+        rec = cal["recommended"]
+        print(
+            f"\nrefusal threshold: current {cal['current']['threshold']:.2f} refuses "
+            f"{cal['current']['refusal_unanswerable']:.0%} of unanswerable questions; recommended "
+            f"{rec['threshold']:.2f} ({cal['rule']})",
+            file=out,
+        )
