@@ -44,7 +44,9 @@ class LocalEmbedding(HuggingFaceEmbedding):
     def _embed(self, inputs: list[str | BytesIO], prompt_name: str | None = None) -> list[list[float]]:
         import torch
 
-        ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if self.use_bf16 else contextlib.nullcontext()
+        # Batches only (ingest): single queries stay float32, where bf16 saves nothing.
+        bf16 = self.use_bf16 and len(inputs) >= 8
+        ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
         with torch.inference_mode(), ctx:
             return super()._embed(inputs, prompt_name)
 

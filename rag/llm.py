@@ -77,7 +77,7 @@ class LocalLlamaCpp(CustomLLM):
                 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                 from llama_cpp import Llama
 
-                threads = self.n_threads or max(1, (os.cpu_count() or 2) // 2)
+                threads = self.n_threads or os.cpu_count() or 2
                 logger.info("loading local model %s (%d threads)", self.model_path, threads)
                 self._model = Llama(
                     model_path=self.model_path,

