@@ -7,9 +7,10 @@ import logging
 import os
 from io import BytesIO
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
 from .errors import ConfigError
@@ -40,12 +41,25 @@ class LocalEmbedding(HuggingFaceEmbedding):
     """HuggingFaceEmbedding that may run under CPU bfloat16 autocast (≈2.4x faster, cosine ≥ 0.9999)."""
 
     use_bf16: bool = False
+    _bulk: bool = PrivateAttr(default=False)
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Within this block (ingest), embed with bf16 when enabled.
+
+        Only bulk work gains: oneDNN builds a bf16 kernel per new input shape (~0.8 s), which
+        dominates small query-time batches of varying length.
+        """
+        self._bulk = True
+        try:
+            yield
+        finally:
+            self._bulk = False
 
     def _embed(self, inputs: list[str | BytesIO], prompt_name: str | None = None) -> list[list[float]]:
         import torch
 
-        # Batches only (ingest): single queries stay float32, where bf16 saves nothing.
-        bf16 = self.use_bf16 and len(inputs) >= 8
+        bf16 = self.use_bf16 and self._bulk
         ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
         with torch.inference_mode(), ctx:
             return super()._embed(inputs, prompt_name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -108,7 +109,9 @@ def ingest_papers(
         for batch in _batches(todo, cfg.batch_papers):
             nodes = [n for p in batch for n in paper_nodes(p, splitter)]
             texts = [n.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
-            vectors = embed_model.get_text_embedding_batch(texts)
+            bulk = getattr(embed_model, "bulk", None)
+            with bulk() if bulk else contextlib.nullcontext():
+                vectors = embed_model.get_text_embedding_batch(texts)
             metadatas = [
                 node_to_metadata_dict(n, remove_text=True, flat_metadata=True) for n in nodes
             ]
