@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-from rag.errors import RagError
+from rag.errors import CorpusError, RagError
 
 
 class EvalError(RagError):
     """An evaluation cannot run as configured."""
 
 
-class DatasetError(EvalError):
-    """An evaluation dataset cannot be read or holds a malformed record."""
-
-    def __init__(self, message: str, path: str | None = None, line: int | None = None):
-        self.path = path
-        self.line = line
-        where = ""
-        if path is not None:
-            where = f"{path}:{line}: " if line is not None else f"{path}: "
-        super().__init__(f"{where}{message}")
+class DatasetError(CorpusError, EvalError):
+    """An evaluation dataset cannot be read or holds a malformed record (names file and line)."""
 
 
 class ThresholdError(EvalError):

@@ -55,19 +55,20 @@ def build_judge(cfg: EvalSettings) -> Any | None:
         return None
     if not cfg.judge_model:
         raise EvalError("RAG_EVAL_JUDGE_MODEL (or --judge-model) must name the judge model")
-    from llama_index.llms.openai_like import OpenAILike
+    from rag.llm import build_llm
+    from rag.settings import LLMSettings
 
-    return OpenAILike(
+    judge = LLMSettings(
+        base_url=cfg.judge_base_url,
         model=cfg.judge_model,
-        api_base=cfg.judge_base_url,
-        api_key=cfg.judge_api_key.get_secret_value() if cfg.judge_api_key else "unused",
-        is_chat_model=True,
-        context_window=8192,
+        api_key=cfg.judge_api_key,
+        n_ctx=8192,
         max_tokens=64,
         temperature=0.0,
         timeout=cfg.judge_timeout,
         max_retries=2,
     )
+    return build_llm(judge)
 
 
 def judge_name(judge: Any) -> str:
