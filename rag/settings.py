@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -149,3 +149,15 @@ class Settings(BaseSettings):
         if v not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
             raise ValueError("log_level must be DEBUG, INFO, WARNING or ERROR")
         return v
+
+
+def env_fields(model: type[BaseModel] = Settings, prefix: str = "RAG_") -> list[tuple[str, Any]]:
+    """Every leaf setting as (environment variable, pydantic FieldInfo), in declaration order."""
+    out: list[tuple[str, Any]] = []
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            out += env_fields(ann, f"{prefix}{name.upper()}__")
+        else:
+            out.append((f"{prefix}{name.upper()}", field))
+    return out

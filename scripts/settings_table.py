@@ -9,23 +9,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from rag.settings import Settings  # noqa: E402
+from rag.settings import env_fields  # noqa: E402
 
 
-def rows(model: type, prefix: str = "RAG_") -> list[str]:
+def rows() -> list[str]:
     out = []
-    for name, field in model.model_fields.items():  # type: ignore[attr-defined]
-        if hasattr(field.annotation, "model_fields"):
-            out += rows(field.annotation, f"{prefix}{name.upper()}__")
-        else:
-            default = "" if field.default is None else field.default
-            out.append(f"| `{prefix}{name.upper()}` | `{default}` | {field.description or ''} |")
+    for env, field in env_fields():
+        default = "" if field.default is None else field.default
+        out.append(f"| `{env}` | `{default}` | {field.description or ''} |")
     return out
 
 
 def main() -> int:
     readme = REPO / "README.md"
-    table = "| variable | default | meaning |\n|---|---|---|\n" + "\n".join(rows(Settings))
+    table = "| variable | default | meaning |\n|---|---|---|\n" + "\n".join(rows())
     text = re.sub(r"(<!-- settings-table:start -->\n).*?(\n<!-- settings-table:end -->)",
                   lambda m: m.group(1) + table + m.group(2), readme.read_text(), flags=re.S)
     readme.write_text(text)

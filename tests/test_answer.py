@@ -99,3 +99,14 @@ def test_thirty_questions_never_cite_an_unretrieved_paper(seed_rag) -> None:
     assert len(answered) >= 20
     # Most answers end up tied to sources, generated or attributed.
     assert sum(a.grounded for a in answered) >= 0.8 * len(answered)
+
+
+def test_llama_index_query_engine_entry_point(seed_rag) -> None:
+    from llama_index.core.base.response.schema import Response
+
+    response = seed_rag.engine.query("Which paper learns graph invariance by removing spurious features?")
+    assert isinstance(response, Response)
+    answer = response.metadata["answer"]
+    assert response.response == answer.text
+    assert [n.node.node_id for n in response.source_nodes] == [s.paper_id for s in answer.sources]
+    assert_citations_valid(answer)

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from rag import prompts
 from rag.errors import ConfigError
 from rag.llm import build_llm
-from rag.settings import LLMSettings, Settings
+from rag.settings import LLMSettings, Settings, env_fields
 
 
 def test_env_prefix_nested_and_typos_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -40,19 +40,9 @@ def test_prompt_variables_match_what_the_code_passes() -> None:
         prompts.render("source", number=1, title="t", text="x", extra=2)
 
 
-def _env_names(model: type, prefix: str = "RAG_") -> list[str]:
-    names = []
-    for name, field in model.model_fields.items():  # type: ignore[attr-defined]
-        if hasattr(field.annotation, "model_fields"):
-            names += _env_names(field.annotation, f"{prefix}{name.upper()}__")
-        else:
-            names.append(f"{prefix}{name.upper()}")
-    return names
-
-
 def test_readme_documents_every_setting() -> None:
     from .conftest import REPO
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    missing = [n for n in _env_names(Settings) if f"`{n}`" not in readme]
+    missing = [n for n, _ in env_fields() if f"`{n}`" not in readme]
     assert not missing, f"README lacks settings: {missing}"
