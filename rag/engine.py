@@ -34,6 +34,20 @@ def format_sources(sources: Sequence[Source]) -> str:
     )
 
 
+class EmbeddingMemo:
+    """Embeds each distinct text once per answer: excerpting and citation checking share sentences."""
+
+    def __init__(self, embed: Any):
+        self._embed = embed
+        self._seen: dict[str, list[float]] = {}
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        todo = list(dict.fromkeys(t for t in texts if t not in self._seen))
+        if todo:
+            self._seen.update(zip(todo, self._embed(todo)))
+        return [self._seen[t] for t in texts]
+
+
 def excerpt_sources(
     question: str, sources: Sequence[Source], embed: Any, per_source: int
 ) -> list[Source]:
@@ -149,8 +163,8 @@ class AnswerEngine(CustomQueryEngine):
         yield {"type": "sources", "sources": retrieval.sources}
         raw = ""
         tokens = 0
-        shown = excerpt_sources(question, retrieval.sources, self.embed_model.get_text_embedding_batch,
-                                self._sentences_per_source())
+        embed = EmbeddingMemo(self.embed_model.get_text_embedding_batch)
+        shown = excerpt_sources(question, retrieval.sources, embed, self._sentences_per_source())
         try:
             for chunk in self.llm.stream_chat(answer_messages(question, shown)):
                 delta = chunk.delta or ""
@@ -165,11 +179,19 @@ class AnswerEngine(CustomQueryEngine):
             raise
         except _llm_errors() as exc:
             raise unavailable(self.settings.llm, exc) from exc
-        answer = self.finish(question, raw, retrieval, timings, tokens)
+        answer = self.finish(question, raw, retrieval, timings, tokens, embed)
         answer.timings.total_ms = (time.perf_counter() - t0) * 1000
         yield {"type": "answer", "answer": answer}
 
-    def finish(self, question: str, raw: str, retrieval: Retrieval, timings: Timings, tokens: int | None) -> Answer:
+    def finish(
+        self,
+        question: str,
+        raw: str,
+        retrieval: Retrieval,
+        timings: Timings,
+        tokens: int | None,
+        embed: Any = None,
+    ) -> Answer:
         """Validate the LLM's text into an Answer."""
         common = dict(
             question=question,
@@ -185,7 +207,7 @@ class AnswerEngine(CustomQueryEngine):
         checked = check_citations(
             raw,
             retrieval.sources,
-            self.embed_model.get_text_embedding_batch,
+            embed or self.embed_model.get_text_embedding_batch,
             self.settings.answer.attribution_threshold,
         )
         if checked.removed_markers:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,8 @@ import pytest
 from rag import RAG, Settings
 from rag.chat import GenerationGate
 from rag.server import ServerSettings, running
+
+from .servers import free_port
 
 ON_TOPIC = "Which paper proposes a lifelong learning agent for formal theorem proving?"
 OFF_TOPIC = "What is the capital of France?"
@@ -43,14 +44,6 @@ def server(rag: RAG):
 def http(server) -> httpx.Client:
     with httpx.Client(base_url=server.url, timeout=300) as client:
         yield client
-
-
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def _error(resp: httpx.Response, status: int) -> dict:
@@ -198,7 +191,7 @@ def test_unreachable_llm_is_a_503_with_a_message(tmp_path: Path) -> None:
     rag = RAG(
         _settings(
             tmp_path / "chroma",
-            base_url=f"http://127.0.0.1:{_closed_port()}/v1",
+            base_url=f"http://127.0.0.1:{free_port()}/v1",
             model="m",
             max_retries=0,
             timeout=5,
@@ -300,7 +293,7 @@ def test_openai_client_chat_completions(server) -> None:
 
 @pytest.mark.slow
 def test_rag_serve_command_starts_the_server(tmp_path: Path) -> None:
-    port = _closed_port()
+    port = free_port()
     env = {
         **os.environ,
         "RAG_STORE__PATH": str(tmp_path / "chroma"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import socket
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,8 @@ from ui.render import (
     safe_url,
     sources_html,
 )
+
+from .servers import free_port
 
 XSS = '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>'
 ON_TOPIC = "Which paper proposes a lifelong learning agent for formal theorem proving?"
@@ -132,19 +133,11 @@ def test_empty_store_gives_a_friendly_message(tmp_path: Path) -> None:
     assert last.turns[-1]["answer"] is None  # a failed turn is shown but not used as chat history
 
 
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def test_unreachable_llm_gives_a_friendly_message_with_sources(seed_rag, tmp_path: Path) -> None:
     settings = Settings(
         store={"path": tmp_path / "seed"},
         llm={
-            "base_url": f"http://127.0.0.1:{_closed_port()}/v1",
+            "base_url": f"http://127.0.0.1:{free_port()}/v1",
             "model": "none",
             "max_retries": 0,
             "timeout": 5,
