@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from . import prompts
 from .citations import MARKER, is_refusal, marker_numbers
 from .engine import check_question
-from .errors import RagError
+from .errors import BusyError, RagError  # noqa: F401 - BusyError is part of this module's API
 from .settings import RetrieverMode
 from .types import Answer, Citation
 
@@ -83,14 +83,6 @@ class ChatTurn(BaseModel):
     citations: list[Citation] = Field(
         default_factory=list, description="Citations of an assistant answer (optional)."
     )
-
-
-class BusyError(RagError):
-    """Every generation slot is taken and the waiting line is full, or the wait timed out."""
-
-    def __init__(self, message: str, queue_full: bool):
-        super().__init__(message)
-        self.queue_full = queue_full
 
 
 class GenerationGate:

@@ -37,3 +37,11 @@ class InvalidRequestError(RagError):
 
 class EmptyStoreError(RagError):
     """The store holds no papers, so there is nothing to answer from."""
+
+
+class BusyError(RagError):
+    """Every generation slot is taken and the waiting line is full, or the wait timed out."""
+
+    def __init__(self, message: str, queue_full: bool):
+        super().__init__(message)
+        self.queue_full = queue_full

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .chat import BusyError
 from .errors import (
+    BusyError,
     ConfigError,
     CorpusError,
     EmptyStoreError,
