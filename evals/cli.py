@@ -29,7 +29,9 @@ the in-repo seed_qa + unanswerable sets, retrieval and answers with the configur
 the bundled local model); answers = the same two sets over the 2,115-paper corpus.
 Flags given with a preset override it. A judge LLM for citation support, faithfulness and
 relevancy is configured with RAG_EVAL_JUDGE_BASE_URL / RAG_EVAL_JUDGE_MODEL / RAG_EVAL_JUDGE_API_KEY
-(or the flags below); without one, citation support uses an embedding-similarity proxy.
+(or the flags below); without one, citation support uses the support checker (rag/support.py),
+whose precision and recall on evals/data/support_labels.jsonl every answers report prints
+(`rag eval --support-check` prints them alone).
 """
 
 EPILOG = """\
@@ -100,8 +102,35 @@ def add_eval_command(sub: Any) -> None:
         metavar="RATE",
         help="false-refusal budget of the threshold recommendation (default 0.02)",
     )
+    p.add_argument(
+        "--support-check",
+        action="store_true",
+        help="only measure the support checker on evals/data/support_labels.jsonl: precision and "
+        "recall of 'supported' and each disagreement; exit 1 below precision 0.95 or recall 0.6",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(handler=run_eval)
+
+
+def run_support_check(out: Any = sys.stdout) -> int:
+    """Print the checker's figures on the labelled set; 1 when they miss the targets."""
+    from .support_eval import evaluate_checker
+
+    r = evaluate_checker()
+    c = r["confusion"]
+    print(
+        f"support checker {r['checker']} on {r['pairs']} labelled pairs ({r['supported_labels']} supported): "
+        f"precision {r['precision']:.3f}, recall {r['recall']:.3f}, accuracy {r['accuracy']:.3f} "
+        f"(tp {c['tp']}, fp {c['fp']}, fn {c['fn']}, tn {c['tn']})",
+        file=out,
+    )
+    for origin, counts in r["by_origin"].items():
+        print(f"  {origin:<16} " + " ".join(f"{k} {v}" for k, v in sorted(counts.items())), file=out)
+    for e in r["errors"]:
+        print(f"  [{e['label']} → checker {e['checker']}] {e['id']}: {e['sentence'][:120]}", file=out)
+    ok = r["precision"] >= 0.95 and r["recall"] >= 0.6
+    print("targets met (precision >= 0.95, recall >= 0.6)" if ok else "targets MISSED", file=out)
+    return 0 if ok else 1
 
 
 def build_run_config(args: argparse.Namespace) -> RunConfig:
@@ -153,6 +182,8 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     from .runner import Evaluation
     from .summary import summarize
 
+    if args.support_check:
+        return run_support_check()
     run = build_run_config(args)
     cfg = build_eval_settings(args)
     rules = load_thresholds(args.check) if args.check else None  # a bad file fails before the run

@@ -27,19 +27,12 @@ class EvalSettings(BaseSettings):
     judge_base_url: str | None = Field(
         None,
         description="OpenAI-compatible endpoint of the LLM judge (citation support, faithfulness, "
-        "relevancy). Unset: citation support uses the embedding-similarity proxy, and "
+        "relevancy). Unset: citation support uses the support checker (rag/support.py), and "
         "faithfulness/relevancy are skipped.",
     )
     judge_model: str | None = Field(None, description="Model name at the judge endpoint.")
     judge_api_key: SecretStr | None = Field(None, description="API key of the judge endpoint, if any.")
     judge_timeout: float = Field(120.0, gt=0, description="Seconds before one judge request times out.")
-    support_threshold: float | None = Field(
-        None,
-        ge=-1.0,
-        le=1.0,
-        description="Least cosine similarity for the embedding proxy to count a citation as supported "
-        "(default: the core's RAG_ANSWER__ATTRIBUTION_THRESHOLD).",
-    )
     bootstrap_samples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples per CI.")
     seed: int = Field(0, description="Seed of the bootstrap (fixed, so reports are reproducible).")
 

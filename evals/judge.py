@@ -1,18 +1,14 @@
-"""Citation support and answer quality: an LLM judge when configured, else an embedding proxy."""
+"""Citation support and answer quality: the support checker, or an LLM judge when configured."""
 
 from __future__ import annotations
 
 import logging
 import re
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
-
-import numpy as np
-
-from rag.citations import split_sentences
 
 from .config import EvalSettings
 from .errors import EvalError
@@ -22,7 +18,6 @@ logger = logging.getLogger(__name__)
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 _VERDICT = re.compile(r"\b(yes|no)\b", re.I)
 
-EmbedFn = Callable[[list[str]], list[list[float]]]
 
 
 @cache
@@ -86,18 +81,14 @@ def _unavailable(exc: BaseException) -> bool:
     )
 
 
-def _unit(vectors: list[list[float]]) -> np.ndarray:
-    arr = np.asarray(vectors, dtype=np.float32)
-    return arr / np.maximum(np.linalg.norm(arr, axis=1, keepdims=True), 1e-12)
-
-
 class SupportScorer:
-    """Scores (claim sentence, cited abstract) pairs: judge verdicts or proxy cosine ≥ threshold."""
+    """Scores (claim sentence, cited source) pairs with the support checker (`rag.support`), or with
+    an LLM judge when one is configured. The checker's precision on the labelled set is measured by
+    `evals.support_eval` and printed in every report next to the scores."""
 
-    def __init__(self, embed: EmbedFn, threshold: float, judge: Any | None = None):
-        self.embed = embed
-        self.threshold = threshold
+    def __init__(self, judge: Any | None = None, precision: dict[str, Any] | None = None):
         self.judge = judge
+        self.precision = precision
         self.errors = 0
 
     @property
@@ -105,38 +96,32 @@ class SupportScorer:
         """How support is decided, as the report labels it."""
         if self.judge is not None:
             return f"LLM judge ({judge_name(self.judge)})"
-        return f"embedding proxy (max cosine of sentence vs cited abstract sentences >= {self.threshold:.2f})"
+        from rag.support import CHECKER_NAME
+
+        label = f"support checker {CHECKER_NAME} (rag/support.py)"
+        if self.precision:
+            p = self.precision
+            label += (
+                f"; on {p['pairs']} labelled pairs: precision {p['precision']:.3f}, recall {p['recall']:.3f}"
+            )
+        return label
 
     @property
     def is_proxy(self) -> bool:
-        return self.judge is None
+        return False
 
-    def score(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
-        """For each (claim, abstract): {'supported': bool | None, 'similarity': float}."""
-        if not pairs:
-            return []
-        sims = self._similarities(pairs)
+    def score(self, pairs: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
+        """For each (claim, Source): {'supported': bool | None, 'rule': str, 'coverage': float}."""
+        from rag.support import check_source
+
         out = []
-        for (claim, passage), sim in zip(pairs, sims, strict=True):
-            if self.judge is None:
-                supported: bool | None = sim >= self.threshold
-            else:
-                supported = self._ask_judge(claim, passage)
-            out.append({"supported": supported, "similarity": round(float(sim), 4)})
+        for claim, source in pairs:
+            v = check_source(claim, source.title, source.text, source.authors)
+            supported: bool | None = v.supported
+            if self.judge is not None:
+                supported = self._ask_judge(claim, source.text)
+            out.append({"supported": supported, "rule": v.rule, "coverage": round(v.coverage, 4)})
         return out
-
-    def _similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        """Max cosine between each claim and the sentences of its abstract."""
-        passages = [[s for s in split_sentences(p) if s.strip()] or [p] for _, p in pairs]
-        texts = [c for c, _ in pairs] + [s for ps in passages for s in ps]
-        vecs = _unit(self.embed(texts))
-        claims, rest = vecs[: len(pairs)], vecs[len(pairs) :]
-        sims, pos = [], 0
-        for i, ps in enumerate(passages):
-            block = rest[pos : pos + len(ps)]
-            pos += len(ps)
-            sims.append(float(np.max(block @ claims[i])))
-        return sims
 
     def _ask_judge(self, claim: str, passage: str) -> bool | None:
         from llama_index.core.base.llms.types import ChatMessage, MessageRole

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from llama_index.core.evaluation.retrieval.metrics import MRR, HitRate, Recall
 
-from rag.citations import MIN_WORDS, marker_numbers, split_sentences, strip_markers
+from rag.citations import claims
 
 _HIT = HitRate()
 _RECALL = Recall()
@@ -73,15 +73,9 @@ def retrieval_scores(retrieved: Sequence[str], gold: Sequence[str], ks: Sequence
 
 
 def answer_sentences(text: str) -> list[tuple[str, list[int]]]:
-    """(sentence without markers, source numbers it cites) for each claim-sized sentence."""
-    out = []
-    for paragraph in text.split("\n"):
-        for sentence in split_sentences(paragraph):
-            plain = strip_markers(sentence)
-            numbers = marker_numbers(sentence)
-            if numbers or len(plain.split()) >= MIN_WORDS:
-                out.append((plain, numbers))
-    return out
+    """(sentence without markers, source numbers it cites) for each claim-sized sentence; a list item's
+    [n] after the title cites each of its sentences."""
+    return claims(text)
 
 
 def citation_coverage(text: str) -> float | None:

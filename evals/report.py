@@ -165,10 +165,12 @@ def markdown(report: dict[str, Any], plots: dict[str, str]) -> str:
                 "dataset and every unanswerable one (answer_limit)._",
                 "",
             ]
-        if "proxy" in (meta["citation_support_method"] or ""):
+        if "checker" in (meta["citation_support_method"] or ""):
             out += [
-                "_No judge endpoint configured (RAG_EVAL_JUDGE_BASE_URL): citation support is an "
-                "embedding-similarity proxy, and faithfulness/relevancy are not measured._",
+                "_Citation support: share of (sentence, cited paper) pairs whose abstract states the "
+                "sentence by the rule in rag/support.py, measured above on the hand-labelled set "
+                "evals/data/support_labels.jsonl. No judge endpoint configured "
+                "(RAG_EVAL_JUDGE_BASE_URL), so faithfulness/relevancy are not measured._",
                 "",
             ]
         for ds, configs in report["answers"].items():

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rag import RAG, Settings
+from rag.citations import claims
 from rag.corpus import load_many
 from rag.prompts import PROMPTS_DIR
 from rag.settings import StoreSettings
@@ -21,12 +22,12 @@ from .datasets import Dataset, check_gold, file_sha256, load_dataset
 from .judge import PROMPTS_DIR as EVAL_PROMPTS_DIR
 from .judge import AnswerJudge, SupportScorer, build_judge, judge_name
 from .metrics import (
-    answer_sentences,
     citation_coverage,
     cited_paper_validity,
     marker_validity,
     mean,
 )
+from .support_eval import checker_precision
 
 logger = logging.getLogger(__name__)
 
@@ -171,10 +172,7 @@ class Evaluation:
         support = None
         answer_judge = None
         if self.run_cfg.answers:
-            threshold = self.eval_settings.support_threshold
-            if threshold is None:
-                threshold = self.settings.answer.attribution_threshold
-            support = SupportScorer(self.rag.embed_model.get_text_embedding_batch, threshold, self.judge)
+            support = SupportScorer(self.judge, checker_precision())
             answer_judge = AnswerJudge(self.judge) if self.judge is not None else None
 
         stages = self._stages(datasets, support)
@@ -276,6 +274,9 @@ def score_answer(
             for c in answer.citations
         ],
         "removed_markers": answer.removed_markers,
+        "mode": answer.mode,
+        "refusal_reason": answer.refusal_reason,
+        "removed_unsupported": answer.removed_unsupported,
         "completion_tokens": answer.completion_tokens,
         "timings": answer.timings.model_dump(),
         "gold_in_sources": bool(gold & set(retrieved)) if gold else None,
@@ -284,13 +285,11 @@ def score_answer(
         return row
     by_number = {s.number: s for s in answer.sources}
     cited_ids = [c.paper_id for c in answer.citations]
-    pairs = [
-        (sentence, n) for sentence, nums in answer_sentences(answer.text) for n in nums if n in by_number
-    ]
+    pairs = [(sentence, n) for sentence, nums in claims(answer.text) for n in nums if n in by_number]
     scored = (
-        support.score([(s, by_number[n].text) for s, n in pairs])
+        support.score([(s, by_number[n]) for s, n in pairs])
         if support
-        else [{"supported": None, "similarity": None} for _ in pairs]
+        else [{"supported": None, "rule": None, "coverage": None} for _ in pairs]
     )
     row.update(
         citation_coverage=citation_coverage(answer.text),

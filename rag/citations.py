@@ -1,17 +1,11 @@
-"""Check the LLM's [n] markers against the sources and attribute uncited sentences post hoc."""
+"""[n] citation markers and sentences: parsing, stripping, placing; list items of evidence answers."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Callable, Sequence
-
-import numpy as np
+from typing import Sequence
 
 from .prompts import REFUSAL
-from .types import Citation, Source
-
-EmbedFn = Callable[[list[str]], list[list[float]]]
 
 # [1], [1, 2], [1][2], [Source 1], [1-2]
 MARKER = re.compile(r"\[\s*(?:sources?\s*)?(\d+(?:\s*(?:,|;|-|–|and)\s*(?:sources?\s*)?\d+)*)\s*\]", re.I)
@@ -59,7 +53,8 @@ def marker_numbers(sentence: str) -> list[int]:
 
 
 def strip_markers(sentence: str) -> str:
-    return re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", sentence)).strip()
+    text = re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", sentence))
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
 def with_markers(sentence: str, numbers: Sequence[int]) -> str:
@@ -100,95 +95,26 @@ def tidy(raw: str) -> str:
     return text
 
 
-@dataclass
-class CheckedAnswer:
-    text: str
-    citations: list[Citation] = field(default_factory=list)
-    removed_markers: list[int] = field(default_factory=list)
-    unsupported: list[str] = field(default_factory=list)
+# "- **Title** [2]: sentence. sentence." — one paper of a list answer.
+ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*\*\*(?P<title>.+?)\*\*\s*(?P<markers>(?:\[\s*\d+\s*\]\s*)+):\s*(?P<body>.*)$")
 
 
-def _unit(vectors: list[list[float]]) -> np.ndarray:
-    arr = np.asarray(vectors, dtype=np.float32)
-    if arr.size == 0:
-        return arr.reshape(0, 0)
-    norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    return arr / np.maximum(norms, 1e-12)
+def claims(text: str) -> list[tuple[str, list[int]]]:
+    """(sentence without markers, source numbers it cites) for each sentence of an answer.
 
-
-def check_citations(
-    raw: str, sources: Sequence[Source], embed: EmbedFn, attribution_threshold: float
-) -> CheckedAnswer:
-    """Keep markers that name a source, drop the rest, attribute uncited sentences by similarity."""
-    by_number = {s.number: s for s in sources}
-    paragraphs = [p for p in tidy(raw).split("\n")]
-    sentences_per_par = [split_sentences(p) for p in paragraphs]
-    flat = [s for par in sentences_per_par for s in par]
-    if not flat or not sources:
-        return CheckedAnswer(text=raw.strip())
-
-    # Source passages: each abstract sentence, so support points at a passage, not a whole abstract.
-    passages: list[tuple[int, str]] = [
-        (s.number, sent) for s in sources for sent in split_sentences(s.text) if sent.strip()
-    ]
-    vecs = _unit(embed([strip_markers(s) or s for s in flat] + [p for _, p in passages]))
-    sent_vecs, pass_vecs = vecs[: len(flat)], vecs[len(flat) :]
-    sims = sent_vecs @ pass_vecs.T  # sentence × passage
-    numbers = np.array([n for n, _ in passages])
-
-    best: dict[int, tuple[float, str, str]] = {}  # number → (support, passage, kind)
-    removed: list[int] = []
-    unsupported: list[str] = []
-    rebuilt: list[list[str]] = []
-    i = 0
-    for par in sentences_per_par:
-        out_par = []
-        for sentence in par:
-            row = sims[i]
-            i += 1
-            named = marker_numbers(sentence)
-            valid = [n for n in named if n in by_number]
-            removed.extend(n for n in named if n not in by_number)
-            kind = "generated"
-            if not valid and len(strip_markers(sentence).split()) >= MIN_WORDS:
-                j = int(np.argmax(row))
-                if row[j] >= attribution_threshold:
-                    valid, kind = [int(numbers[j])], "attributed"
-                else:
-                    unsupported.append(strip_markers(sentence))
-            for n in valid:
-                mask = numbers == n
-                idx = np.flatnonzero(mask)
-                k = int(idx[np.argmax(row[mask])])
-                score = float(row[k])
-                prev = best.get(n)
-                new_kind = "generated" if (prev and prev[2] == "generated") else kind
-                if prev is None or score > prev[0]:
-                    best[n] = (score, passages[k][1], new_kind)
-                else:
-                    best[n] = (prev[0], prev[1], new_kind)
-            out_par.append(with_markers(sentence, valid))
-        rebuilt.append(out_par)
-
-    citations = [
-        Citation(
-            number=n,
-            paper_id=by_number[n].paper_id,
-            title=by_number[n].title,
-            url=by_number[n].url,
-            decision=by_number[n].decision,
-            authors=by_number[n].authors,
-            supporting_text=passage,
-            score=by_number[n].score,
-            support=round(support, 4),
-            kind=kind,  # type: ignore[arg-type]
-        )
-        for n, (support, passage, kind) in sorted(best.items())
-    ]
-    text = "\n".join(" ".join(par) for par in rebuilt).strip()
-    return CheckedAnswer(
-        text=text,
-        citations=citations,
-        removed_markers=list(dict.fromkeys(removed)),
-        unsupported=unsupported,
-    )
+    In a list item the [n] after the title cites every sentence of the item; the title itself is a
+    label, not a claim. Sentences shorter than MIN_WORDS words without a marker are left out.
+    """
+    out: list[tuple[str, list[int]]] = []
+    for line in text.split("\n"):
+        m = ITEM.match(line)
+        head: list[int] = []
+        if m:
+            head = marker_numbers(m.group("markers"))
+            line = m.group("body")
+        for sentence in split_sentences(line.strip()):
+            plain = strip_markers(sentence)
+            numbers = list(dict.fromkeys(head + marker_numbers(sentence)))
+            if numbers or len(plain.split()) >= MIN_WORDS:
+                out.append((plain, numbers))
+    return out

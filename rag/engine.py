@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Iterator, Sequence
+from typing import Any, Generator, Iterator, Sequence
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -16,8 +16,10 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from pydantic import ConfigDict
 
 from . import prompts
-from .citations import check_citations, is_refusal, split_sentences
+from .citations import split_sentences
 from .errors import InvalidRequestError, LLMUnavailableError, RagError
+from .evidence import Assessment, EvidenceConfig, assess
+from .grounding import SentenceGate, evidence_answer_parts
 from .llm import unavailable
 from .retrieve import PaperRetriever, Retrieval
 from .settings import RetrieverMode, Settings
@@ -117,7 +119,7 @@ class AnswerEngine(CustomQueryEngine):
     embed_model: Any
     settings: Any
 
-    def _refusal(self, question: str, retrieval: Retrieval, timings: Timings) -> Answer:
+    def _refusal(self, question: str, retrieval: Retrieval, timings: Timings, reason: str) -> Answer:
         return Answer(
             question=question,
             text=prompts.REFUSAL,
@@ -125,6 +127,8 @@ class AnswerEngine(CustomQueryEngine):
             refused=True,
             llm_called=False,
             grounded=True,
+            mode="refusal",
+            refusal_reason=reason,
             retriever=retrieval.mode,
             llm=self.settings.llm.display_name,
             timings=timings,
@@ -136,9 +140,20 @@ class AnswerEngine(CustomQueryEngine):
             return 0 if self.settings.llm.is_remote else 4
         return int(n)
 
-    def _should_refuse(self, retrieval: Retrieval) -> bool:
-        best = retrieval.best_dense
-        return not retrieval.sources or best is None or best < self.settings.retrieval.refusal_threshold
+    @property
+    def mode(self) -> str:
+        """evidence or generative, as configured (auto: evidence for the bundled local model)."""
+        return self.settings.answer.resolved_mode(self.settings.llm.is_remote)
+
+    def assess(self, question: str, retrieval: Retrieval, embed: Any) -> Assessment:
+        """Evidence per retrieved paper and whether it answers the question (no LLM call)."""
+        cfg = EvidenceConfig(
+            min_coverage=self.settings.answer.min_coverage,
+            dense_floor=self.settings.retrieval.refusal_threshold,
+        )
+        return assess(
+            question, retrieval.sources, embed, self.retriever.term_stats(), retrieval.best_dense, cfg
+        )
 
     def stream_answer(
         self,
@@ -147,78 +162,117 @@ class AnswerEngine(CustomQueryEngine):
         decisions: Sequence[str] | None = None,
         mode: RetrieverMode | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Events: {"type": "sources"}, then {"type": "token"}..., then {"type": "answer"}."""
+        """Events: {"type": "sources"}, then {"type": "token"}..., then {"type": "answer"}.
+
+        Tokens are only ever text the final answer shows: quoted evidence, or LLM sentences that
+        passed the support check.
+        """
         question = check_question(question)
         t0 = time.perf_counter()
         retrieval = self.retriever.retrieve(question, top_k=top_k, decisions=decisions, mode=mode)
         timings = Timings(retrieval_ms=(time.perf_counter() - t0) * 1000)
-        if self._should_refuse(retrieval):
-            logger.info("refusing: best dense similarity %s", retrieval.best_dense)
+        embed = EmbeddingMemo(self.embed_model.get_text_embedding_batch)
+        verdict = self.assess(question, retrieval, embed)
+        if not verdict.answerable:
+            logger.info("refusing: %s (best dense %s)", verdict.reason, retrieval.best_dense)
             timings.total_ms = (time.perf_counter() - t0) * 1000
-            answer = self._refusal(question, retrieval, timings)
-            yield {"type": "sources", "sources": []}
+            answer = self._refusal(question, retrieval, timings, verdict.reason)
+            yield {"type": "sources", "sources": retrieval.sources}
             yield {"type": "token", "text": answer.text}
             yield {"type": "answer", "answer": answer}
             return
         yield {"type": "sources", "sources": retrieval.sources}
-        raw = ""
-        tokens = 0
-        embed = EmbeddingMemo(self.embed_model.get_text_embedding_batch)
-        shown = excerpt_sources(question, retrieval.sources, embed, self._sentences_per_source())
-        try:
-            for chunk in self.llm.stream_chat(answer_messages(question, shown)):
-                delta = chunk.delta or ""
-                if not delta:
-                    continue
-                if timings.first_token_ms is None:
-                    timings.first_token_ms = (time.perf_counter() - t0) * 1000
-                raw += delta
-                tokens += 1
-                yield {"type": "token", "text": delta}
-        except RagError:
-            raise
-        except _llm_errors() as exc:
-            raise unavailable(self.settings.llm, exc) from exc
-        answer = self.finish(question, raw, retrieval, timings, tokens, embed)
+        if self.mode == "evidence":
+            answer = yield from self._stream_evidence(question, retrieval, verdict, timings, t0)
+        else:
+            answer = yield from self._stream_generated(question, retrieval, verdict, timings, t0, embed)
         answer.timings.total_ms = (time.perf_counter() - t0) * 1000
         yield {"type": "answer", "answer": answer}
 
-    def finish(
-        self,
-        question: str,
-        raw: str,
-        retrieval: Retrieval,
-        timings: Timings,
-        tokens: int | None,
-        embed: Any = None,
-    ) -> Answer:
-        """Validate the LLM's text into an Answer."""
-        common = dict(
+    def _stream_evidence(
+        self, question: str, retrieval: Retrieval, verdict: Assessment, timings: Timings, t0: float,
+        removed: Sequence[str] = (), raw: str = "", tokens: int | None = None,
+    ) -> Generator[dict[str, Any], None, Answer]:
+        """The evidence answer, streamed an item at a time."""
+        single = verdict.intent.kind == "single" and len(verdict.items) == 1
+        items, citations = evidence_answer_parts(verdict.items, retrieval.sources, bullet=not single)
+        lines = [it.markdown(bullet=not single) for it in items]
+        for i, line in enumerate(lines):
+            if timings.first_token_ms is None:
+                timings.first_token_ms = (time.perf_counter() - t0) * 1000
+            yield {"type": "token", "text": ("\n" if i else "") + line}
+        return Answer(
             question=question,
+            text="\n".join(lines),
+            citations=citations,
             sources=retrieval.sources,
+            items=items,
+            mode="evidence",
+            llm_called=bool(raw),
+            grounded=True,
+            unsupported_sentences=list(removed),
+            removed_unsupported=len(removed),
             retriever=retrieval.mode,
             llm=self.settings.llm.display_name,
             raw_text=raw,
             completion_tokens=tokens,
             timings=timings,
         )
-        if not raw.strip() or is_refusal(raw):
-            return Answer(text=prompts.REFUSAL, refused=True, **common)  # type: ignore[arg-type]
-        checked = check_citations(
-            raw,
-            retrieval.sources,
-            embed or self.embed_model.get_text_embedding_batch,
-            self.settings.answer.attribution_threshold,
-        )
-        if checked.removed_markers:
-            logger.info("removed markers naming no source: %s", checked.removed_markers)
+
+    def _stream_generated(
+        self, question: str, retrieval: Retrieval, verdict: Assessment, timings: Timings, t0: float,
+        embed: Any,
+    ) -> Generator[dict[str, Any], None, Answer]:
+        """The LLM's answer, shown a checked sentence at a time."""
+        shown = excerpt_sources(question, retrieval.sources, embed, self._sentences_per_source())
+        gate = SentenceGate(retrieval.sources, embed, self.settings.answer.replace_threshold)
+        raw, tokens = "", 0
+        try:
+            for chunk in self.llm.stream_chat(answer_messages(question, shown)):
+                delta = chunk.delta or ""
+                if not delta:
+                    continue
+                raw += delta
+                tokens += 1
+                text = gate.feed(delta)
+                if text:
+                    if timings.first_token_ms is None:
+                        timings.first_token_ms = (time.perf_counter() - t0) * 1000
+                    yield {"type": "token", "text": text}
+        except RagError:
+            raise
+        except _llm_errors() as exc:
+            raise unavailable(self.settings.llm, exc) from exc
+        text = gate.finish()
+        if text:
+            if timings.first_token_ms is None:
+                timings.first_token_ms = (time.perf_counter() - t0) * 1000
+            yield {"type": "token", "text": text}
+        if gate.removed_markers:
+            logger.info("removed markers naming no source: %s", gate.removed_markers)
+        if not gate.text():
+            # Nothing the model wrote is stated by the sources: show the evidence instead.
+            logger.info("no generated sentence passed the support check; answering with evidence")
+            answer = yield from self._stream_evidence(
+                question, retrieval, verdict, timings, t0, gate.unsupported, raw, tokens
+            )
+            answer.removed_markers = gate.removed_markers
+            return answer
         return Answer(
-            text=checked.text,
-            citations=checked.citations,
-            grounded=bool(checked.citations),
-            removed_markers=checked.removed_markers,
-            unsupported_sentences=checked.unsupported,
-            **common,  # type: ignore[arg-type]
+            question=question,
+            text=gate.text(),
+            citations=gate.citations(),
+            sources=retrieval.sources,
+            mode="generative",
+            grounded=True,
+            removed_markers=gate.removed_markers,
+            unsupported_sentences=gate.unsupported,
+            removed_unsupported=len(gate.unsupported),
+            retriever=retrieval.mode,
+            llm=self.settings.llm.display_name,
+            raw_text=raw,
+            completion_tokens=tokens,
+            timings=timings,
         )
 
     def answer(

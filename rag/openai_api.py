@@ -121,6 +121,8 @@ def _completion_chunks(
                 answer: Answer = ev["answer"]
                 tail = flt.flush()
                 refs = answer.references_markdown()
+                note = answer.removal_note()
+                tail += f"\n\n_{note}_" if note else ""
                 tail += f"\n\n**References**\n\n{refs}" if refs else ""
                 if tail:
                     yield sse(_chunk(cid, created, name, {"content": tail}))

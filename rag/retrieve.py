@@ -18,6 +18,7 @@ from llama_index.core.vector_stores.utils import metadata_dict_to_node
 from .errors import EmptyStoreError, InvalidRequestError
 from .settings import DECISIONS, RetrievalSettings, RetrieverMode
 from .store import PaperStore
+from .terms import TermStats
 from .types import Source
 
 logger = logging.getLogger(__name__)
@@ -97,12 +98,25 @@ class PaperRetriever:
         self._index = VectorStoreIndex.from_vector_store(store.vector_store(), embed_model=embed_model)
         self._bm25: Any = None
         self._bm25_meta: list[dict[str, Any]] = []
+        self._terms: TermStats | None = None
         self._lock = threading.Lock()
 
     def invalidate(self) -> None:
-        """Forget the BM25 index after the store changed."""
+        """Forget the BM25 index and the word statistics after the store changed."""
         with self._lock:
             self._bm25 = None
+            self._terms = None
+
+    def term_stats(self) -> TermStats:
+        """Document frequencies of words over the stored papers (title + abstract per paper)."""
+        with self._lock:
+            if self._terms is None:
+                papers: dict[str, list[str]] = {}
+                for _, meta, doc in self.store.iter_records(["metadatas", "documents"]):
+                    parts = papers.setdefault(str(meta.get("paper_id")), [str(meta.get("title", ""))])
+                    parts.append(doc or "")
+                self._terms = TermStats.from_texts(" ".join(p) for p in papers.values())
+            return self._terms
 
     def _bm25_base(self) -> Any:
         with self._lock:

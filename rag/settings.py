@@ -70,11 +70,11 @@ class RetrievalSettings(_Group):
     )
     rrf_k: int = Field(60, ge=1, description="Constant k of reciprocal-rank fusion.")
     refusal_threshold: float = Field(
-        0.30,
+        0.15,
         ge=-1.0,
         le=1.0,
-        description="If the best dense cosine similarity is below this, refuse without calling the "
-        "LLM (calibrated on the dev sets, see README).",
+        description="Below this best dense cosine similarity a question is refused unless a paper "
+        "contains nearly all of its words (one of the answerability signals, see README).",
     )
 
 
@@ -109,7 +109,24 @@ class LLMSettings(_Group):
         return f"local:{self.model_path.name if self.model_path else 'SmolLM2-135M-Instruct.Q4_1.gguf'}"
 
 
+AnswerMode = Literal["auto", "evidence", "generative"]
+
+
 class AnswerSettings(_Group):
+    mode: AnswerMode = Field(
+        "auto",
+        description="evidence: the answer lists the retrieved papers that answer, each with its "
+        "abstract sentences quoted (no LLM); generative: the LLM writes the answer and every "
+        "sentence is checked against the abstract it cites; auto: evidence for the bundled local "
+        "model, generative for an endpoint.",
+    )
+    min_coverage: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Least share (weighted by word rarity) of what the question asks that one "
+        "retrieved paper must contain for the question to be answered rather than refused.",
+    )
     sentences_per_source: int | None = Field(
         None,
         ge=0,
@@ -118,13 +135,19 @@ class AnswerSettings(_Group):
         "(0: the whole abstract). Default: 4 for the local model (short prompt, fast first token), "
         "the whole abstract for a remote endpoint.",
     )
-    attribution_threshold: float = Field(
-        0.45,
+    replace_threshold: float = Field(
+        0.8,
         ge=-1.0,
-        le=1.0,
-        description="Least cosine similarity between an uncited sentence and a source for the "
-        "sentence to be attributed to that source post hoc.",
+        le=1.01,
+        description="Generative mode: an LLM sentence its cited abstract does not state is replaced "
+        "by that abstract's closest sentence when their cosine similarity is at least this, else dropped.",
     )
+
+    def resolved_mode(self, remote: bool) -> str:
+        """The mode in effect: auto means generative for an endpoint, evidence for the local model."""
+        if self.mode == "auto":
+            return "generative" if remote else "evidence"
+        return self.mode
 
 
 class Settings(BaseSettings):

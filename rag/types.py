@@ -32,10 +32,27 @@ class Citation(BaseModel):
     authors: list[str] = Field(default_factory=list)
     supporting_text: str = Field(description="The abstract sentence that best supports the answer.")
     score: float = Field(description="Retrieval score of the cited paper.")
-    support: float = Field(description="Cosine similarity between citing sentences and the passage.")
-    kind: Literal["generated", "attributed"] = Field(
-        description="generated: the LLM wrote the marker; attributed: added post hoc."
+    support: float = Field(
+        description="Share of the citing sentence's content words found in the supporting passage "
+        "(1.0 for a verbatim quote); every shown citation passed the support checker."
     )
+    kind: Literal["evidence", "generated", "attributed"] = Field(
+        description="evidence: the sentence is quoted from the abstract; generated: the LLM wrote the "
+        "marker and the checker passed it; attributed: the checker found the source of an uncited sentence."
+    )
+
+
+class AnswerItem(BaseModel):
+    """One paper of a list answer: its number, title and the abstract sentences that answer."""
+
+    number: int
+    paper_id: str
+    title: str
+    sentences: list[str]
+
+    def markdown(self, bullet: bool = True) -> str:
+        title = self.title.replace("**", "")
+        return f"{'- ' if bullet else ''}**{title}** [{self.number}]: {' '.join(self.sentences)}"
 
 
 class Timings(BaseModel):
@@ -60,7 +77,18 @@ class Answer(BaseModel):
         default_factory=list, description="[n] markers the LLM wrote that matched no source."
     )
     unsupported_sentences: list[str] = Field(
-        default_factory=list, description="Sentences no source supports well enough to cite."
+        default_factory=list,
+        description="LLM sentences that no source states (removed from the text, listed here).",
+    )
+    mode: Literal["evidence", "generative", "refusal"] = Field(
+        "generative", description="How the answer was made: quoted evidence, checked LLM text, or refusal."
+    )
+    items: list[AnswerItem] = Field(
+        default_factory=list, description="The papers of a list answer, in the order shown."
+    )
+    refusal_reason: str = Field("", description="Why the question was refused (empty when answered).")
+    removed_unsupported: int = Field(
+        0, description="LLM sentences removed because the cited abstract does not state them."
     )
     standalone_question: str | None = Field(None, description="Condensed question in a chat.")
     retriever: str = ""
@@ -77,6 +105,15 @@ class Answer(BaseModel):
             lines.append(f"[{c.number}] {c.title}{tag} — {c.url}".rstrip(" —"))
         return "\n".join(lines)
 
+    def removal_note(self) -> str:
+        """A line saying how many unsupported sentences were removed (empty when none)."""
+        n = self.removed_unsupported
+        if not n:
+            return ""
+        return f"({n} sentence{'s' if n > 1 else ''} the cited abstracts do not state {'were' if n > 1 else 'was'} removed.)"
+
     def to_markdown(self) -> str:
         refs = self.references_markdown()
-        return self.text + (f"\n\n**References**\n\n{refs}" if refs else "")
+        note = self.removal_note()
+        body = self.text + (f"\n\n_{note}_" if note else "")
+        return body + (f"\n\n**References**\n\n{refs}" if refs else "")

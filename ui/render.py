@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from rag.chat import BusyError, ChatTurn, GenerationGate, LiveMarkerFilter, chat_stream
-from rag.citations import MARKER, marker_numbers, split_sentences
+from rag.citations import ITEM, MARKER, marker_numbers, split_sentences
 from rag.errors import EmptyStoreError, InvalidRequestError, LLMUnavailableError, RagError, StoreError
 from rag.types import Answer, Citation, Source
 
@@ -32,7 +32,25 @@ def escape_markdown(text: str) -> str:
 
 
 def answer_markdown(text: str, linked: Sequence[int] = (), turn: int = 1) -> str:
-    """Escaped answer text whose [n] markers (n in `linked`) link to that turn's cards in the panel."""
+    """Escaped answer text whose [n] markers (n in `linked`) link to that turn's cards in the panel.
+
+    A list item of an evidence answer ("- **Title** [n]: sentences") stays a Markdown list item with
+    a bold title; everything inside it is escaped like the rest.
+    """
+    lines = []
+    for line in text.split("\n"):
+        m = ITEM.match(line)
+        if m:
+            bullet = "- " if line.lstrip()[:1] in "-*•" else ""
+            title = escape_markdown(m.group("title"))
+            markers = _linked_markers(m.group("markers"), linked, turn)
+            lines.append(f"{bullet}**{title}** {markers}: {_linked_markers(m.group('body'), linked, turn)}")
+        else:
+            lines.append(_linked_markers(line, linked, turn))
+    return "\n".join(lines)
+
+
+def _linked_markers(text: str, linked: Sequence[int], turn: int) -> str:
     out: list[str] = []
     pos = 0
     for m in MARKER.finditer(text):
@@ -102,7 +120,10 @@ def _turn_cards(answer: Answer | None, sources: Sequence[Source], turn: int) -> 
         sources = answer.sources
     parts = []
     if answer is not None and answer.refused:
-        parts.append('<p class="rag-empty">No paper in the store was relevant enough to answer.</p>')
+        reason = f" ({html.escape(answer.refusal_reason)})" if answer.refusal_reason else ""
+        parts.append(f'<p class="rag-empty">No retrieved abstract answers this question{reason}.</p>')
+    if answer is not None and answer.removed_unsupported:
+        parts.append(f'<p class="rag-removed">{html.escape(answer.removal_note())}</p>')
     cited = {c.number: c for c in answer.citations} if answer is not None else {}
     first = [s for s in sources if s.number in cited]
     rest = [s for s in sources if s.number not in cited]
@@ -112,7 +133,7 @@ def _turn_cards(answer: Answer | None, sources: Sequence[Source], turn: int) -> 
     if rest:
         title = "Retrieved papers"
         if answer is not None:
-            title = "Closest papers (not relevant enough)" if answer.refused else "Also retrieved (not cited)"
+            title = "Closest papers (they do not answer it)" if answer.refused else "Also retrieved (not cited)"
         parts.append(f'<h4 class="rag-heading rag-uncited">{title}</h4>')
         parts.extend(_source_card(s, None, turn) for s in rest)
     return parts
@@ -185,6 +206,8 @@ def display_messages(turns: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
         if t.get("answer"):
             a = Answer.model_validate(t["answer"])
             content = answer_markdown(a.text, [c.number for c in a.citations], turn=i)
+            if a.removal_note():
+                content += f"\n\n*{escape_markdown(a.removal_note())}*"
             out.append({"role": "assistant", "content": content})
         else:
             out.append({"role": "assistant", "content": escape_markdown(t.get("error") or "")})

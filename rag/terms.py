@@ -1,0 +1,144 @@
+"""Words as the grounding rules see them: normalised text, content terms, stems, document frequencies.
+
+The support checker and the answerability rule compare the *words* of a claim or a question with the
+words of an abstract, so both need the same view of text: Unicode and LaTeX/Markdown markup folded
+away, lower case, stop words and attribution words ("the paper proposes") set aside, English stems
+(Snowball) so that "merges" meets "merging".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import Stemmer
+
+_STEMMER = Stemmer.Stemmer("english")
+
+# Ordinary English function words.
+STOPWORDS = frozenset(
+    """a an and are as at be been being but by can could did do does doing done for from had has have
+    having he her here hers him his how i if in into is it its itself me my no nor not of off on once
+    only or our ours out over own same she should so some such than that the their theirs them then
+    there these they this those through to too under until up upon very was we were what when where
+    which while who whom whose why will with would you your yours also any both each few more most
+    other others all via thus hence however therefore whether either neither yet just may might must
+    shall one ones s t using use used uses based""".split()
+)
+
+# Words that frame a claim or a question rather than carry its content: "This paper proposes X"
+# states X, and "Which ICLR 2025 papers study X?" asks about X.
+FRAMING = frozenset(
+    """paper papers work works study studies studied article articles authors author research
+    researchers iclr 2025 propose proposes proposed proposing introduce introduces introduced
+    introducing present presents presented presenting develop develops developed developing
+    describe describes described explain explains tell give list show shows showed shown
+    demonstrate demonstrates demonstrated novel new approach approaches method methods technique
+    techniques framework frameworks main key recent find finds found address addresses addressed
+    addressing tackle tackles tackled tackling focus focuses focused investigate investigates
+    investigated investigating explore explores explored exploring consider considers considered
+    discuss discusses discussed overview summary summarize summarise there exist exists existing
+    anything something someone please help way ways etc e g ie""".split()
+)
+
+NEGATIONS = frozenset(
+    "not no never cannot can't don't doesn't isn't aren't won't without fail fails failed unable "
+    "neither nor lack lacks lacking".split()
+)
+
+_LATEX_CMD = re.compile(r"\\(?:emph|textit|textbf|mathrm|mathbf|mathcal|text|texttt|mathit|operatorname)\s*\{([^{}]*)\}")
+_LATEX_BARE = re.compile(r"\\[a-zA-Z]+")
+_WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
+_DASHES = dict.fromkeys(map(ord, "‐‑‒–—―−"), "-")
+_QUOTES = dict.fromkeys(map(ord, "‘’‚‛′"), "'") | dict.fromkeys(map(ord, "“”„‟″"), '"')
+
+
+def normalize(text: str) -> str:
+    """Text with markup folded: NFKC, LaTeX commands unwrapped, $ * _ ` removed, spaces collapsed."""
+    text = unicodedata.normalize("NFKC", text or "").translate(_DASHES).translate(_QUOTES)
+    for _ in range(3):
+        text = _LATEX_CMD.sub(r"\1", text)
+    text = _LATEX_BARE.sub(" ", text)
+    text = re.sub(r"[$*_`{}~^]", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def folded(text: str) -> str:
+    """Normalised text in lower case with accents removed, for substring comparisons."""
+    text = unicodedata.normalize("NFKD", normalize(text).lower())
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return re.sub(r"\s+", " ", re.sub(r"[^\w%.+\-/ ]", " ", text)).strip()
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens; hyphenated compounds come apart ("vision-language" → two words)."""
+    return _WORD.findall(folded(text).replace("-", " ").replace("/", " "))
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    return _STEMMER.stemWord(word)
+
+
+def is_content(word: str) -> bool:
+    return word not in STOPWORDS and word not in FRAMING and (len(word) > 1 or word.isdigit())
+
+
+def content_stems(text: str) -> list[str]:
+    """Stems of the content words of a text, in order (repeats kept)."""
+    return [stem(w) for w in words(text) if is_content(w)]
+
+
+def stem_set(text: str) -> set[str]:
+    """Stems of every word of a text (stop words included: a claim's words are looked up in it)."""
+    return {stem(w) for w in words(text)}
+
+
+_ENTITY = re.compile(r"(?<![\w-])([A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w.-]*|[A-Za-z]*\d[\w.%-]*|[A-Z][a-z]+)")
+
+
+def entities(text: str, skip_first: bool = True) -> list[str]:
+    """Names and numbers in a text: mixed-case or upper-case tokens (LeanAgent, GPT-4, CLIP), tokens
+    with digits (3.5, 40, 2x), and capitalised words that do not start a sentence (Bengio, Transformer).
+    """
+    text = normalize(text)
+    out = []
+    for m in _ENTITY.finditer(text):
+        tok = m.group(1).rstrip(".-")
+        if not tok:
+            continue
+        start = m.start(1)
+        before = text[:start].rstrip()
+        sentence_start = not before or before[-1] in ".!?:;\"'(["
+        if tok[0].isupper() and tok[1:].islower() and (sentence_start and skip_first):
+            continue
+        if tok[0].isupper() and tok[1:].islower() and tok.lower() in STOPWORDS | FRAMING:
+            continue
+        out.append(tok)
+    return out
+
+
+@dataclass
+class TermStats:
+    """Document frequencies of stems over the papers of a store (title + abstract per paper)."""
+
+    n_docs: int = 0
+    df: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str]) -> TermStats:
+        stats = cls()
+        for text in texts:
+            stats.n_docs += 1
+            stats.df.update(stem_set(text))
+        return stats
+
+    def idf(self, stem_: str) -> float:
+        """Smoothed inverse document frequency; a stem no paper uses gets the highest weight."""
+        n = max(self.n_docs, 1)
+        return math.log((n + 1) / (self.df.get(stem_, 0) + 0.5))
