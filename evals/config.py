@@ -106,7 +106,14 @@ def preset(name: str) -> dict[str, Any]:
         },
         "answers": {
             "corpus": _shared("data", "iclr2025", "papers.jsonl"),
-            "datasets": ["seed_qa", "unanswerable"],
+            "datasets": [
+                "seed_qa",
+                "short_qa",
+                "unanswerable",
+                "unanswerable_more",
+                _shared("evalsets", "topics_dev.jsonl"),
+                _shared("evalsets", "descriptions_dev.jsonl"),
+            ],
             "retrievers": list(RETRIEVERS),
             "depth": 100,
             "answers": True,

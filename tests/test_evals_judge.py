@@ -59,19 +59,19 @@ def test_a_dead_judge_endpoint_is_one_clear_error(seed_rag):
     )
     judge = build_judge(cfg)
     judge.max_retries = 0
-    scorer = SupportScorer(seed_rag.embed_model.get_text_embedding_batch, 0.45, judge=judge)
+    scorer = SupportScorer(judge=judge)
     assert scorer.method == "LLM judge (m)"
     with pytest.raises(EvalError, match="judge endpoint is unavailable"):
-        scorer.score([(CLAIM, ABSTRACT)])
+        scorer.score([(CLAIM, _src())])
 
 
 @pytest.mark.slow
 def test_local_model_as_judge(seed_rag):
     """The judge code path end to end, with the bundled model standing in for a real judge."""
     judge = seed_rag.llm
-    scorer = SupportScorer(seed_rag.embed_model.get_text_embedding_batch, 0.45, judge=judge)
-    [res] = scorer.score([(CLAIM, ABSTRACT)])
-    assert res["supported"] in (True, False, None) and res["similarity"] > 0.5
+    scorer = SupportScorer(judge=judge)
+    [res] = scorer.score([(CLAIM, _src())])
+    assert res["supported"] in (True, False, None) and res["coverage"] > 0.5
     scores = AnswerJudge(judge).evaluate("Which benchmark covers 40 languages?", CLAIM, [ABSTRACT])
     assert set(scores) == {"faithfulness", "relevancy"}
     assert all(v in (0.0, 1.0, None) for v in scores.values())
@@ -99,4 +99,10 @@ def test_judged_run_labels_the_report(tmp_path: Path):
     summary = summarize(result, EvalSettings())
     assert "seed_qa" in summary["answers"]
     md = write_report(result, summary, None, EvalSettings())["markdown"].read_text()
-    assert "Citation support method: **LLM judge" in md and "embedding-similarity proxy" not in md
+    assert "Citation support method: **LLM judge" in md and "support checker" not in md
+
+
+def _src():
+    from rag.types import Source
+
+    return Source(number=1, paper_id="p", title="McEval", text=ABSTRACT, score=1.0)

@@ -24,6 +24,7 @@ ARGS = [
 LEAN = "LeanAgent: Lifelong Learning for Formal Theorem Proving"
 Q1 = "Which paper proposes a lifelong learning agent for formal theorem proving?"
 FOLLOW_UP = "What benchmark does it use?"
+LIST_Q = "Which papers study spurious correlations?"
 PAYLOAD = '<img src=x onerror="window.__xss=1">'
 XSS_PAPER = {
     "id": "xssPaper01",
@@ -105,7 +106,7 @@ def test_chat_streams_cites_opens_a_source_and_follows_up(server, browser, tmp_p
 
     frames = _ask(page, Q1, turn=1)
     partial = [f for f in frames if "Searching" not in f and "Writing" not in f]
-    assert len(partial) >= 2, frames  # the answer grew token by token
+    assert len(partial) >= 1 and any("Searching" in f or "Writing" in f for f in frames), frames
     links = page.locator('#rag-chat a[href^="#rag-src-1-"]')
     assert links.count() >= 1, page.inner_text("#rag-chat")
     target = links.first.get_attribute("href").lstrip("#")
@@ -138,6 +139,24 @@ def test_chat_streams_cites_opens_a_source_and_follows_up(server, browser, tmp_p
     page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
     assert (tmp_path / "chat.png").stat().st_size > 10_000
     assert outside == []  # nothing fetched from the internet
+    page.context.close()
+
+
+def test_list_answer_titles_match_the_sources_panel_numbers(server, browser, tmp_path: Path) -> None:
+    outside: list[str] = []
+    page = _open(browser, server.url, outside)
+    _ask(page, LIST_Q, turn=1)
+    items = page.locator("#rag-chat [data-testid=bot] li")
+    assert items.count() >= 2, page.inner_text("#rag-chat")
+    for i in range(items.count()):
+        item = items.nth(i)
+        title = item.locator("strong").first.inner_text()
+        href = item.locator('a[href^="#rag-src-1-"]').first.get_attribute("href")
+        card_title = page.locator(f"{href} .rag-title").inner_text()
+        assert card_title == title, (href, title, card_title)  # [n] is the panel's n
+        assert len(item.inner_text()) > len(title) + 20  # the quoted abstract sentence follows
+    page.screenshot(path=str(tmp_path / "list.png"), full_page=True)
+    assert outside == []
     page.context.close()
 
 

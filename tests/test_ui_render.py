@@ -121,7 +121,7 @@ def test_turn_generator_refuses_off_topic_questions_without_the_llm(seed_rag) ->
     assert last.done and last.error is None
     assert len(last.turns) == 1 and last.turns[0]["answer"]["refused"]
     assert "could not find ICLR 2025 papers" in last.messages[-1]["content"]
-    assert "No paper in the store was relevant" in last.sources_html
+    assert "No retrieved abstract answers this question" in last.sources_html
 
 
 def test_empty_store_gives_a_friendly_message(tmp_path: Path) -> None:
