@@ -155,7 +155,7 @@ def test_unreachable_llm_gives_a_friendly_message_with_sources(seed_rag, tmp_pat
 def test_turn_generator_streams_then_swaps_in_the_validated_answer(seed_rag) -> None:
     views = list(chat_turn(seed_rag, ON_TOPIC, [], top_k=3))
     streaming = [v for v in views if not v.done and "Searching" not in v.messages[-1]["content"]]
-    assert len(streaming) >= 3  # sources, then tokens one by one
+    assert len(streaming) >= 2  # sources, then the answer as it streams (an item at a time)
     last = views[-1]
     assert last.done and last.error is None
     answer = Answer.model_validate(last.turns[-1]["answer"])
