@@ -265,6 +265,9 @@ def claim_coverage(claim: str, source: Source) -> float:
     return best
 
 
+_CONTRIBUTION = re.compile(r"\b(?:we|our|this (?:paper|work))\b", re.I)
+
+
 def _unit(vectors: list[list[float]]) -> np.ndarray:
     arr = np.asarray(vectors, dtype=np.float32)
     return arr / np.maximum(np.linalg.norm(arr, axis=1, keepdims=True), 1e-12)
@@ -279,6 +282,8 @@ class EvidenceConfig:
     relative_item_score: float = 0.7  # ... and at least this share of the best paper's score
     second_sentence_share: float = 0.85  # a second sentence is shown when it scores this share
     max_sentence_words: int = 70
+    contribution_bonus: float = 0.08  # "we propose", "our method": what the paper does, not background
+    min_item_coverage: float = 0.2  # a listed paper's sentence holds this share of the question's words
     min_coverage: float = 0.5  # least rarity-weighted share of the ask one paper must contain ...
     coverage_dense: float = 0.35  # ... unless the best dense similarity reaches this
     dense_floor: float = 0.15  # below this best cosine, only a near-complete word match answers
@@ -336,7 +341,8 @@ def assess(
         for i, sent in enumerate(sents):
             have = title_stems | {stem(w) for w in words(sent)}
             lex = weighted_coverage(all_terms, have, stats)
-            scored.append((float(own[i]) + cfg.lexical_weight * lex, i, lex))
+            bonus = cfg.contribution_bonus if _CONTRIBUTION.search(sent) else 0.0
+            scored.append((float(own[i]) + cfg.lexical_weight * lex + bonus, i, lex))
         if not scored:
             continue
         scored.sort(reverse=True)
@@ -383,7 +389,13 @@ def assess(
         return Assessment(False, f"low similarity ({best_dense})", intent, coverage=coverage)
 
     top = items[0].score if items else 0.0
-    keep = [it for it in items if it.score >= cfg.min_item_score and it.score >= cfg.relative_item_score * top]
+    keep = [
+        it
+        for it in items
+        if it.score >= cfg.min_item_score
+        and it.score >= cfg.relative_item_score * top
+        and (it is items[0] or it.coverage >= cfg.min_item_coverage or it.number in intent.named)
+    ]
     if intent.named:
         keep = [it for it in keep if it.number in intent.named] + [it for it in keep if it.number not in intent.named]
     limit = max_items or (3 if intent.kind == "single" else len(keep))
