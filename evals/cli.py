@@ -237,7 +237,8 @@ def print_summary(summary: dict[str, Any], cal: dict[str, Any] | None, out: Any 
     if cal:
         rec = cal["recommended"]
         print(
-            f"\nrefusal threshold: current {cal['current']['threshold']:.2f} refuses "
+            f"\ndense-similarity floor (one of several refusal signals, see README): current "
+            f"{cal['current']['threshold']:.2f} alone refuses "
             f"{cal['current']['refusal_unanswerable']:.0%} of unanswerable questions; recommended "
             f"{rec['threshold']:.2f} ({cal['rule']})",
             file=out,
