@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any, Generator, Iterator, Sequence
 
@@ -102,6 +103,15 @@ def check_question(question: str) -> str:
     return q
 
 
+STREAM_WORDS = 8  # evidence streams a few words at a time, like generated text
+
+
+def _pieces(text: str) -> list[str]:
+    """The text in pieces of a few words (whitespace kept, so the pieces join back to the text)."""
+    parts = re.split(r"(?<=\s)(?=\S)", text)
+    return ["".join(parts[i : i + STREAM_WORDS]) for i in range(0, len(parts), STREAM_WORDS)]
+
+
 def _llm_errors() -> tuple[type[BaseException], ...]:
     import httpx
     import openai
@@ -198,9 +208,10 @@ class AnswerEngine(CustomQueryEngine):
         items, citations = evidence_answer_parts(verdict.items, retrieval.sources, bullet=not single)
         lines = [it.markdown(bullet=not single) for it in items]
         for i, line in enumerate(lines):
-            if timings.first_token_ms is None:
-                timings.first_token_ms = (time.perf_counter() - t0) * 1000
-            yield {"type": "token", "text": ("\n" if i else "") + line}
+            for piece in _pieces(("\n" if i else "") + line):
+                if timings.first_token_ms is None:
+                    timings.first_token_ms = (time.perf_counter() - t0) * 1000
+                yield {"type": "token", "text": piece}
         return Answer(
             question=question,
             text="\n".join(lines),
