@@ -12,6 +12,7 @@ from rag.types import Answer, Citation, Source
 from ui.render import (
     answer_markdown,
     chat_turn,
+    display_messages,
     escape_markdown,
     highlighted_abstract,
     safe_url,
@@ -162,3 +163,17 @@ def test_turn_generator_streams_then_swaps_in_the_validated_answer(seed_rag) -> 
     assert answer.citations, answer.text
     assert f"#rag-src-1-{answer.citations[0].number}" in last.messages[-1]["content"]
     assert last.markdown == answer.to_markdown() and "**References**" in last.markdown
+
+
+def test_list_answer_keeps_its_items_and_removals_are_announced() -> None:
+    text = "- **Graph <b>Paper</b>** [1]: We remove *spurious* features.\n- **Other** [2]: A second claim."
+    md = answer_markdown(text, [1, 2], turn=3)
+    lines = md.split("\n")
+    assert lines[0].startswith("- **Graph &lt;b&gt;Paper&lt;/b&gt;** [\\[1\\]](#rag-src-3-1): ")
+    assert "\\*spurious\\*" in lines[0]  # the body is escaped, the item structure kept
+    assert lines[1].startswith("- **Other** [\\[2\\]](#rag-src-3-2): ")
+    answer = Answer(question="q", text="A claim [1].", removed_unsupported=2, unsupported_sentences=["x", "y"])
+    note = "(2 sentences the cited abstracts do not state were removed.)"
+    assert answer.removal_note() == note and note in answer.to_markdown()
+    shown = display_messages([{"question": "q", "answer": answer.model_dump(mode="json")}])
+    assert "2 sentences the cited abstracts do not state were removed" in shown[-1]["content"].replace("\\", "")
