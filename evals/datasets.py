@@ -87,8 +87,8 @@ def file_sha256(path: str | Path) -> str:
 
 
 def builtin_datasets() -> dict[str, Path]:
-    """Datasets shipped in evals/data, by name."""
-    return {p.stem: p for p in sorted(BUILTIN_DIR.glob("*.jsonl"))}
+    """Question sets shipped in evals/data, by name (the labelled support pairs are not one)."""
+    return {p.stem: p for p in sorted(BUILTIN_DIR.glob("*.jsonl")) if p.stem != "support_labels"}
 
 
 def resolve_dataset(spec: str) -> Path:
