@@ -129,19 +129,21 @@ class AnswerEngine(CustomQueryEngine):
     embed_model: Any
     settings: Any
 
-    def _refusal(self, question: str, retrieval: Retrieval, timings: Timings, reason: str) -> Answer:
+    def _answer(self, question: str, retrieval: Retrieval, timings: Timings, **fields: Any) -> Answer:
+        """An Answer with the fields every kind of answer shares."""
         return Answer(
             question=question,
-            text=prompts.REFUSAL,
             sources=retrieval.sources,
-            refused=True,
-            llm_called=False,
-            grounded=True,
-            mode="refusal",
-            refusal_reason=reason,
             retriever=retrieval.mode,
             llm=self.settings.llm.display_name,
             timings=timings,
+            **fields,
+        )
+
+    def _refusal(self, question: str, retrieval: Retrieval, timings: Timings, reason: str) -> Answer:
+        return self._answer(
+            question, retrieval, timings, text=prompts.REFUSAL, refused=True, llm_called=False,
+            mode="refusal", refusal_reason=reason,
         )
 
     def _sentences_per_source(self) -> int:
@@ -205,29 +207,26 @@ class AnswerEngine(CustomQueryEngine):
     ) -> Generator[dict[str, Any], None, Answer]:
         """The evidence answer, streamed an item at a time."""
         single = verdict.intent.kind == "single" and len(verdict.items) == 1
-        items, citations = evidence_answer_parts(verdict.items, retrieval.sources, bullet=not single)
+        items, citations = evidence_answer_parts(verdict.items, retrieval.sources)
         lines = [it.markdown(bullet=not single) for it in items]
         for i, line in enumerate(lines):
             for piece in _pieces(("\n" if i else "") + line):
                 if timings.first_token_ms is None:
                     timings.first_token_ms = (time.perf_counter() - t0) * 1000
                 yield {"type": "token", "text": piece}
-        return Answer(
-            question=question,
+        return self._answer(
+            question,
+            retrieval,
+            timings,
             text="\n".join(lines),
             citations=citations,
-            sources=retrieval.sources,
             items=items,
             mode="evidence",
             llm_called=bool(raw),
-            grounded=True,
             unsupported_sentences=list(removed),
             removed_unsupported=len(removed),
-            retriever=retrieval.mode,
-            llm=self.settings.llm.display_name,
             raw_text=raw,
             completion_tokens=tokens,
-            timings=timings,
         )
 
     def _stream_generated(
@@ -269,21 +268,18 @@ class AnswerEngine(CustomQueryEngine):
             )
             answer.removed_markers = gate.removed_markers
             return answer
-        return Answer(
-            question=question,
+        return self._answer(
+            question,
+            retrieval,
+            timings,
             text=gate.text(),
             citations=gate.citations(),
-            sources=retrieval.sources,
             mode="generative",
-            grounded=True,
             removed_markers=gate.removed_markers,
             unsupported_sentences=gate.unsupported,
             removed_unsupported=len(gate.unsupported),
-            retriever=retrieval.mode,
-            llm=self.settings.llm.display_name,
             raw_text=raw,
             completion_tokens=tokens,
-            timings=timings,
         )
 
     def answer(

@@ -41,7 +41,7 @@ def _citation(source: Source, passage: str, support: float, kind: str) -> Citati
 
 
 def evidence_answer_parts(
-    items: Sequence[Item], sources: Sequence[Source], bullet: bool
+    items: Sequence[Item], sources: Sequence[Source]
 ) -> tuple[list[AnswerItem], list[Citation]]:
     """The answer items and their citations for quoted evidence."""
     by_number = {s.number: s for s in sources}
@@ -52,10 +52,6 @@ def evidence_answer_parts(
         citations.append(_citation(src, it.sentences[0], 1.0, "evidence"))
     citations.sort(key=lambda c: c.number)
     return answer_items, citations
-
-
-def items_text(items: Sequence[AnswerItem], bullet: bool) -> str:
-    return "\n".join(it.markdown(bullet=bullet) for it in items)
 
 
 _KIND_RANK = {"evidence": 0, "attributed": 1, "generated": 2}
