@@ -52,7 +52,7 @@ DETAIL_KINDS: dict[str, tuple[str, ...]] = {
     "hyper-parameters": ("learning rate", "batch size", "random seed", "seeds", "epochs", "hyperparameter", "hyper-parameter", "optimizer settings", "weight decay"),
     "affiliations or contacts": ("university", "universities", "affiliated", "affiliation", "affiliations", "institution", "email", "e-mail", "lab", "company"),
     "reviews": ("review score", "review scores", "reviewer", "reviewers", "rating", "ratings", "rebuttal", "meta-review"),
-    "tables and figures": ("table", "figure", "appendix", "section", "equation"),
+    "tables and figures": ("appendix",),  # and "Table 3", "Figure 2" ... (_NUMBERED below)
     "code size": ("lines of code", "loc", "repository size", "license"),
     "funding": ("funding", "funded", "grant", "grants", "sponsor"),
     "venue logistics": ("acceptance rate", "held", "city", "venue", "dates", "deadline", "registration", "keynote", "workshop", "location", "fee", "cost", "attendees", "sponsors", "accepted papers", "submissions"),
@@ -123,7 +123,9 @@ def names(question: str, stats: TermStats | None) -> list[str]:
     """Distinctive names in a question: mixed-case, acronym or alphanumeric tokens (LeanAgent, BOFormer,
     H100, 175B) that few papers use."""
     out = []
-    for e in entities(question, skip_first=False):
+    for whole in entities(question, skip_first=False):
+        # The distinctive part of a compound: "ARC" of "ARC-style", "175B" of "175B-parameter".
+        e = "-".join(p for p in re.split(r"[-/]", whole) if re.search(r"[A-Z]|\d", p) and not p.isdigit())
         if not (re.search(r"[A-Z].*[A-Z]|\d", e) and len(e) >= 3):
             continue
         if re.fullmatch(r"\d+(?:\.\d+)?%?", e) or e.upper() in ("ICLR",) or re.fullmatch(r"(?:19|20)\d\d", e):
@@ -212,7 +214,13 @@ def asked_details(question: str) -> list[str]:
         hits = [p for p in phrases if f" {' '.join(stem(w) for w in words(p))} " in joined]
         if hits:
             out.append(f"{kind}: {hits[0]}")
+    m = _NUMBERED.search(question)
+    if m:
+        out.append(f"tables and figures: {m.group(1)} {m.group(2)}")
     return out
+
+
+_NUMBERED = re.compile(r"\b(table|figure|fig\.|section|equation|eq\.|theorem|lemma|algorithm)\s*(\d+)", re.I)
 
 
 def about_the_venue(question: str) -> bool:
@@ -360,10 +368,8 @@ def assess(
 
     items.sort(key=lambda it: -it.score)
     by_number = {s.number: s for s in sources}
-    if intent.named:
-        evidence_text = " ".join(by_number[n].text + " " + by_number[n].title for n in intent.named)
-    else:
-        evidence_text = " ".join(" ".join(it.sentences) for it in items[:3])
+    shown = intent.named or [it.number for it in items[:3]]
+    evidence_text = " ".join(by_number[n].text + " " + by_number[n].title for n in shown)
     evidence_stems = {stem(w) for w in words(evidence_text)}
     for detail in asked_details(question):
         kind, phrase = detail.split(": ", 1)

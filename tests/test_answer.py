@@ -125,16 +125,17 @@ def test_stream_yields_sources_then_only_text_the_answer_shows(seed_rag, gen_rag
 
 
 @pytest.mark.slow
-def test_thirty_generated_answers_show_only_supported_sentences(gen_rag) -> None:
-    # Shorter answers keep the run to a few minutes; every marker is checked.
+def test_generated_answers_show_only_supported_sentences(seed_rag, gen_rag) -> None:
+    # Every third question with the real model (short answers keep it to a few minutes); all 32
+    # in evidence mode, which needs no LLM.
     rag = RAG(gen_rag.settings.model_copy(update={"llm": gen_rag.settings.llm.model_copy(update={"max_tokens": 64})}))
-    answers = [rag.ask(q, top_k=3) for q in QUESTIONS]
-    assert len(answers) >= 30
+    answers = [rag.ask(q, top_k=3) for q in QUESTIONS[::3]] + [seed_rag.ask(q, top_k=3) for q in QUESTIONS]
+    assert len(answers) >= 40
     for a in answers:
         assert_citations_valid(a)
         assert_every_cited_sentence_supported(a)
     answered = [a for a in answers if not a.refused]
-    assert len(answered) >= 20
+    assert len(answered) >= 30
     assert all(a.grounded for a in answered)
 
 

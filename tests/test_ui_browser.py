@@ -24,7 +24,7 @@ ARGS = [
 LEAN = "LeanAgent: Lifelong Learning for Formal Theorem Proving"
 Q1 = "Which paper proposes a lifelong learning agent for formal theorem proving?"
 FOLLOW_UP = "What benchmark does it use?"
-LIST_Q = "Which papers study spurious correlations?"
+LIST_Q = "Which papers study spurious features?"
 PAYLOAD = '<img src=x onerror="window.__xss=1">'
 XSS_PAPER = {
     "id": "xssPaper01",
