@@ -18,6 +18,7 @@ from pydantic import ConfigDict
 
 from . import prompts
 from .citations import split_sentences
+from .embeddings import unit_rows
 from .errors import InvalidRequestError, LLMUnavailableError, RagError
 from .evidence import Assessment, EvidenceConfig, assess
 from .grounding import SentenceGate, evidence_answer_parts
@@ -61,8 +62,7 @@ def excerpt_sources(
     if all(len(sents) <= per_source for sents in split):
         return list(sources)
     flat = [sent for sents in split for sent in sents]
-    vecs = np.asarray(embed([question] + flat), dtype=np.float32)
-    vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+    vecs = unit_rows(embed([question] + flat))
     sims = vecs[1:] @ vecs[0]
     out, pos = [], 0
     for source, sents in zip(sources, split):

@@ -21,9 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-import numpy as np
-
 from .citations import split_sentences
+from .embeddings import unit_rows
 from .terms import TermStats, content_stems, entities, stem, words
 from .types import Source
 
@@ -66,6 +65,7 @@ class Intent:
 
     kind: Literal["list", "single"]
     named: list[int] = field(default_factory=list)  # source numbers whose name the question uses
+    names: list[str] = field(default_factory=list)  # distinctive names in the question (BOFormer, H100)
 
 
 @dataclass
@@ -107,13 +107,13 @@ def question_intent(question: str, sources: Sequence[Source], stats: TermStats |
     kind: Literal["list", "single"] = "single" if _SINGLE.search(question) else "list"
     if kind == "single" and re.search(r"\b(?:papers|works|studies)\b", question, re.I):
         kind = "list"
-    named = [s.number for s in sources if names_paper(question, s.title, stats)]
+    qnames = names(question, stats)
+    named = [s.number for s in sources if names_paper(question, s.title, qnames)]
     if not named:  # a rare name the abstract uses ("GGMI", "mCoder") names the paper too
-        qnames = names(question, stats)
         named = [
             s.number for s in sources if any(set(words(n)) <= set(words(s.text)) for n in qnames)
         ]
-    return Intent(kind=kind, named=named)
+    return Intent(kind=kind, named=named, names=qnames)
 
 
 RARE_NAME_DF = 5  # a name used by more papers than this is a common term (GPUs, LLMs, CLIP)
@@ -143,7 +143,7 @@ def _name_part(title: str) -> str:
     return head if head and len(head.split()) <= 3 else ""
 
 
-def names_paper(question: str, title: str, stats: TermStats | None = None) -> bool:
+def names_paper(question: str, title: str, qnames: Sequence[str] = ()) -> bool:
     """Whether the question names the paper: its short name, a distinctive name in its title, or most
     of the title's content words."""
     qwords = set(words(question))
@@ -151,7 +151,7 @@ def names_paper(question: str, title: str, stats: TermStats | None = None) -> bo
     if name and set(words(name)) <= qwords and any(len(w) >= 3 for w in words(name)):
         return True
     title_words = set(words(title))
-    if any(set(words(n)) <= title_words for n in names(question, stats)):
+    if any(set(words(n)) <= title_words for n in qnames):
         return True
     tstems = set(content_stems(title))
     return len(tstems) >= 3 and len(tstems & set(content_stems(question))) >= 0.8 * len(tstems)
@@ -276,11 +276,6 @@ def claim_coverage(claim: str, source: Source) -> float:
 _CONTRIBUTION = re.compile(r"\b(?:we|our|this (?:paper|work))\b", re.I)
 
 
-def _unit(vectors: list[list[float]]) -> np.ndarray:
-    arr = np.asarray(vectors, dtype=np.float32)
-    return arr / np.maximum(np.linalg.norm(arr, axis=1, keepdims=True), 1e-12)
-
-
 @dataclass
 class EvidenceConfig:
     """Weights and thresholds of evidence selection (tuned on the dev sets, see the README)."""
@@ -319,7 +314,7 @@ def assess(
     if about_the_venue(question):
         return Assessment(False, "the abstracts say nothing about the conference itself", intent)
     found = set(words(" ".join(f"{s.title} {s.text}" for s in sources)))
-    unknown = [n for n in names(question, stats) if not set(words(n)) <= found] if is_question(question) else []
+    unknown = [n for n in intent.names if not set(words(n)) <= found] if is_question(question) else []
     if unknown:
         return Assessment(False, f"no retrieved paper mentions {unknown[0]}", intent)
     named_titles = [s.title for s in sources if s.number in intent.named]
@@ -327,7 +322,7 @@ def assess(
     all_terms = ask_terms(question)
     split = [[x for x in split_sentences(s.text) if x.strip()] for s in sources]
     flat = [x for xs in split for x in xs]
-    vecs = _unit(embed([question] + flat))
+    vecs = unit_rows(embed([question] + flat))
     sims = vecs[1:] @ vecs[0]
 
     coverage = 0.0

@@ -15,9 +15,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from .citations import MIN_WORDS, is_refusal, marker_numbers, split_sentences, strip_markers, with_markers
+from .embeddings import unit_rows
 from .evidence import Item
 from .support import PaperText, Verdict, check
 from .types import AnswerItem, Citation, Source
@@ -165,10 +164,9 @@ class SentenceGate:
         cands = [(n, s) for n in cited for s in self._papers[n].sentences]
         if not cands:
             return None
-        vecs = np.asarray(self.embed([plain] + [s for _, s in cands]), dtype=np.float32)
-        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        vecs = unit_rows(self.embed([plain] + [s for _, s in cands]))
         sims = vecs[1:] @ vecs[0]
-        j = int(np.argmax(sims))
+        j = int(sims.argmax())
         return cands[j] if sims[j] >= self.replace_threshold else None
 
     def _note(self, n: int, verdict: Verdict, kind: str) -> None:
