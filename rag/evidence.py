@@ -257,10 +257,10 @@ def asserted_claim(question: str) -> str | None:
     return m.group("claim") if m else None
 
 
-def claim_coverage(claim: str, source: Source) -> float:
-    """Best share of a claim's content words that one abstract sentence (with the title) contains;
-    a sentence lacking a name, number or absolute/negative word of the claim counts 0."""
-    terms = set(content_stems(claim))
+def claim_coverage(claim: str, source: Source, stats: TermStats) -> float:
+    """Best rarity-weighted share of a claim's content words that one abstract sentence (with the
+    title) contains; a sentence lacking a name, number or absolute/negative word of the claim counts 0."""
+    terms = list(dict.fromkeys(content_stems(claim)))
     best = 0.0
     for sentence in split_sentences(source.text) or [source.text]:
         have_words = set(words(f"{source.title} {sentence}"))
@@ -269,7 +269,7 @@ def claim_coverage(claim: str, source: Source) -> float:
         if any(not set(words(e)) <= have_words for e in entities(claim)):
             continue
         have = {stem(w) for w in have_words}
-        best = max(best, len(terms & have) / len(terms) if terms else 1.0)
+        best = max(best, weighted_coverage(terms, have, stats))
     return best
 
 
@@ -374,7 +374,7 @@ def assess(
         return Assessment(False, "the question asks for a number the abstracts do not give", intent, coverage=coverage)
     claim = asserted_claim(question)
     if claim:
-        best_claim = max(claim_coverage(claim, s) for s in sources)
+        best_claim = max(claim_coverage(claim, s, stats) for s in sources)
         if best_claim < cfg.claim_coverage:
             return Assessment(
                 False, f"no retrieved abstract states that {claim} (best share {best_claim:.2f})", intent, coverage=coverage
