@@ -87,6 +87,9 @@ def preset(name: str) -> dict[str, Any]:
             "datasets": [
                 _shared("evalsets", "topics_dev.jsonl"),
                 _shared("evalsets", "descriptions_dev.jsonl"),
+                "authors",
+                "named",
+                "similar",
                 "unanswerable",
             ],
             "retrievers": list(RETRIEVERS),

@@ -104,6 +104,8 @@ def _extra_commands() -> list[Any]:
 
 
 def print_answer(answer: Any, out: Any = sys.stdout) -> None:
+    if answer.intent is not None and answer.intent.notes:
+        print(f"(read as: {'; '.join(answer.intent.notes)})\n", file=out)
     print(answer.text, file=out)
     if answer.citations:
         print("\nSources:", file=out)

@@ -135,6 +135,7 @@ class AnswerEngine(CustomQueryEngine):
             question=question,
             sources=retrieval.sources,
             retriever=retrieval.mode,
+            intent=retrieval.intent,
             llm=self.settings.llm.display_name,
             timings=timings,
             **fields,
@@ -164,7 +165,8 @@ class AnswerEngine(CustomQueryEngine):
             dense_floor=self.settings.retrieval.refusal_threshold,
         )
         return assess(
-            question, retrieval.sources, embed, self.retriever.term_stats(), retrieval.best_dense, cfg
+            question, retrieval.sources, embed, self.retriever.term_stats(), retrieval.best_dense, cfg,
+            query=retrieval.intent,
         )
 
     def stream_answer(

@@ -23,6 +23,7 @@ from typing import Literal
 
 from .citations import split_sentences
 from .embeddings import unit_rows
+from .query import QueryIntent
 from .terms import TermStats, content_stems, entities, stem, words
 from .types import Source
 
@@ -302,12 +303,21 @@ def assess(
     best_dense: float | None,
     cfg: EvidenceConfig | None = None,
     max_items: int | None = None,
+    query: QueryIntent | None = None,
 ) -> Assessment:
     """Evidence per paper and the answerability decision, without any LLM."""
     cfg = cfg or EvidenceConfig()
     intent = question_intent(question, sources, stats)
+    if query is not None:
+        if query.named_ids:  # the catalog knows which papers the question names
+            ids = {s.paper_id: s.number for s in sources}
+            intent.named = list(dict.fromkeys([ids[p] for p in query.named_ids if p in ids] + intent.named))
+        if query.list_question:
+            intent.kind = "list"
     if not sources:
         return Assessment(False, "nothing was retrieved", intent)
+    if query is not None and query.kind in ("author", "similar"):
+        return _listing(question, query, sources, embed, intent)
     scope = out_of_scope(question)
     if scope:
         return Assessment(False, scope, intent)
@@ -404,3 +414,25 @@ def assess(
     if not keep:
         return Assessment(False, "no abstract sentence answers the question", intent, coverage=coverage)
     return Assessment(True, "answered from the abstracts", intent, keep, coverage)
+
+
+def _listing(
+    question: str, query: QueryIntent, sources: Sequence[Source], embed: EmbedFn, intent: Intent
+) -> Assessment:
+    """An author's papers or an anchor's neighbours: every source is an item, with the sentence that
+    best matches the topic (or the anchor paper), else its own statement of what it does."""
+    topic = query.search_text if query.kind == "similar" else " ".join(ask_terms(query.search_text))
+    split = [[x for x in split_sentences(s.text) if x.strip()] or [s.title] for s in sources]
+    flat = [x for xs in split for x in xs]
+    sims = unit_rows(embed([topic or question] + flat))
+    scores = sims[1:] @ sims[0] if topic else [0.0] * len(flat)
+    items, pos = [], 0
+    for source, sents in zip(sources, split):
+        own = [float(x) for x in scores[pos : pos + len(sents)]]
+        pos += len(sents)
+        ranked = sorted(
+            range(len(sents)), key=lambda i: -(own[i] + (0.2 if _CONTRIBUTION.search(sents[i]) else 0.0))
+        )
+        items.append(Item(source.number, [sents[ranked[0]]], own[ranked[0]], 1.0))
+    why = "; ".join(query.notes) or query.kind
+    return Assessment(True, why, intent, items, coverage=1.0)

@@ -1,4 +1,4 @@
-"""Papers → llama-index nodes → embeddings → Chroma, incrementally and a whole paper at a time."""
+"""Papers → chunks (rag.chunking) → embeddings → Chroma, incrementally and a whole paper at a time."""
 
 from __future__ import annotations
 
@@ -8,20 +8,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from llama_index.core import Document
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.node_parser import SentenceSplitter
 from llama_index.core.schema import MetadataMode, TextNode
 from llama_index.core.vector_stores.utils import node_to_metadata_dict
 
+from .chunking import TokenCounter, paper_chunks, scheme, token_counter
 from .corpus import Paper
 from .settings import IngestSettings
 from .store import PaperStore
 
 logger = logging.getLogger(__name__)
 
-# Only the title joins the chunk text in the embedding and in BM25; the rest is metadata.
-HIDDEN_KEYS = ["paper_id", "authors", "decision", "url", "content_hash", "chunk_index", "n_chunks"]
+# Metadata stays out of embedded and LLM text (the chunker puts the title in the embedded text).
+HIDDEN_KEYS = ["paper_id", "authors", "decision", "url", "content_hash", "chunk_index", "n_chunks", "kind"]
 
 
 @dataclass
@@ -41,38 +40,55 @@ class IngestReport:
         return written / self.seconds if self.seconds > 0 else 0.0
 
 
-def paper_metadata(paper: Paper) -> dict[str, Any]:
+def paper_metadata(paper: Paper, chunking: str) -> dict[str, Any]:
     return {
         "paper_id": paper.id,
         "title": paper.title,
         "authors": "; ".join(paper.authors),
         "decision": paper.decision,
         "url": paper.url,
-        "content_hash": paper.content_hash,
+        # The paper's content and how it was chunked: either changing means the paper is rewritten.
+        "content_hash": f"{paper.content_hash}/{chunking}",
     }
 
 
-def make_splitter(cfg: IngestSettings) -> SentenceSplitter:
-    return SentenceSplitter(chunk_size=cfg.chunk_size, chunk_overlap=cfg.chunk_overlap)
+@dataclass
+class Chunker:
+    """Splits papers the way the embedding model can read them (its own token limit)."""
+
+    window: int
+    stride: int
+    count: TokenCounter
+    max_tokens: int
+
+    @classmethod
+    def for_model(cls, embed_model: BaseEmbedding, cfg: IngestSettings) -> Chunker:
+        count, limit = token_counter(embed_model)
+        return cls(cfg.window_sentences, cfg.window_stride, count, limit)
+
+    @property
+    def scheme(self) -> str:
+        return scheme(self.window, self.stride, self.max_tokens)
+
+    def nodes(self, paper: Paper) -> list[tuple[TextNode, str]]:
+        """The paper's chunks as (llama-index node whose text is the stored document, text to embed)."""
+        chunks = paper_chunks(paper.title, paper.abstract, self.window, self.stride, self.max_tokens, self.count)
+        meta = paper_metadata(paper, self.scheme)
+        nodes = []
+        for i, chunk in enumerate(chunks):
+            node = TextNode(
+                id_=f"{paper.id}#{paper.content_hash}#{i}",
+                text=chunk.document,
+                metadata={**meta, "chunk_index": i, "n_chunks": len(chunks), "kind": chunk.kind},
+                excluded_embed_metadata_keys=HIDDEN_KEYS,
+                excluded_llm_metadata_keys=HIDDEN_KEYS,
+            )
+            nodes.append((node, chunk.embed_text))
+        return nodes
 
 
-def paper_nodes(paper: Paper, splitter: SentenceSplitter) -> list[TextNode]:
-    """One node per abstract, or several sentence-aligned overlapping ones for a long abstract."""
-    doc = Document(
-        text=paper.abstract,
-        id_=paper.id,
-        metadata=paper_metadata(paper),
-        excluded_embed_metadata_keys=HIDDEN_KEYS,
-        excluded_llm_metadata_keys=HIDDEN_KEYS,
-    )
-    nodes = splitter.get_nodes_from_documents([doc])
-    for i, node in enumerate(nodes):
-        node.id_ = f"{paper.id}#{paper.content_hash}#{i}"
-        node.metadata["chunk_index"] = i
-        node.metadata["n_chunks"] = len(nodes)
-        node.excluded_embed_metadata_keys = HIDDEN_KEYS
-        node.excluded_llm_metadata_keys = HIDDEN_KEYS
-    return nodes  # type: ignore[return-value]
+def expected_hash(paper: Paper, chunker: Chunker) -> str:
+    return f"{paper.content_hash}/{chunker.scheme}"
 
 
 def _batches(items: Sequence[Paper], size: int) -> Iterable[Sequence[Paper]]:
@@ -91,15 +107,15 @@ def ingest_papers(
     start = time.perf_counter()
     report = IngestReport()
     manifest = store.manifest()
+    chunker = Chunker.for_model(embed_model, cfg)
     todo: list[Paper] = []
     for paper in papers:
         entry = manifest.get(paper.id)
-        if entry is not None and entry.is_complete(paper.content_hash):
+        if entry is not None and entry.is_complete(expected_hash(paper, chunker)):
             report.unchanged += 1
         else:
             todo.append(paper)
     logger.info("%d papers unchanged, %d to write", report.unchanged, len(todo))
-    splitter = make_splitter(cfg)
     bar = None
     if progress and todo:
         from tqdm import tqdm
@@ -107,11 +123,17 @@ def ingest_papers(
         bar = tqdm(total=len(todo), unit="paper", desc="ingest", dynamic_ncols=True)
     try:
         for batch in _batches(todo, cfg.batch_papers):
-            nodes = [n for p in batch for n in paper_nodes(p, splitter)]
-            texts = [n.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
+            pairs = [pair for p in batch for pair in chunker.nodes(p)]
+            nodes = [n for n, _ in pairs]
+            texts = [t for _, t in pairs]
             bulk = getattr(embed_model, "bulk", None)
+            # Texts of similar length batched together: less padding (about 1.5x faster here).
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
             with bulk() if bulk else contextlib.nullcontext():
-                vectors = embed_model.get_text_embedding_batch(texts)
+                by_length = embed_model.get_text_embedding_batch([texts[i] for i in order])
+            vectors: list[list[float]] = [[] for _ in texts]
+            for i, vec in zip(order, by_length):
+                vectors[i] = vec
             metadatas = [
                 node_to_metadata_dict(n, remove_text=True, flat_metadata=True) for n in nodes
             ]

@@ -49,14 +49,16 @@ class EmbeddingSettings(_Group):
 
 
 class IngestSettings(_Group):
-    chunk_size: int = Field(
-        512,
-        ge=64,
-        le=4096,
-        description="Largest chunk in tokens; most abstracts fit in one chunk, a longer one is "
-        "split at sentence boundaries.",
+    window_sentences: int = Field(
+        3,
+        ge=1,
+        le=50,
+        description="Abstract sentences per embedded window (each window is embedded with the title; "
+        "a window never exceeds the embedding model's own token limit).",
     )
-    chunk_overlap: int = Field(48, ge=0, le=512, description="Tokens shared by adjacent chunks.")
+    window_stride: int = Field(
+        2, ge=1, le=50, description="Sentences from one window's start to the next (overlap = window - stride)."
+    )
     batch_papers: int = Field(
         128, ge=1, le=10000, description="Papers written to the store per atomic batch."
     )
@@ -65,10 +67,30 @@ class IngestSettings(_Group):
 class RetrievalSettings(_Group):
     mode: RetrieverMode = Field("hybrid", description="dense, bm25 or hybrid (reciprocal-rank fusion).")
     top_k: int = Field(5, ge=1, le=50, description="Papers handed to the LLM as sources.")
-    chunks_per_paper: int = Field(
-        3, ge=1, le=20, description="Chunks fetched per requested paper before grouping by paper."
+    list_top_k: int = Field(
+        10, ge=1, le=50, description="Papers for a question that asks for a list (\"which papers ...\")."
     )
+    understand: bool = Field(
+        True,
+        description="Read authors, decision words, named papers and \"similar to\" from the question "
+        "(rag/query.py); off: every question is plain text.",
+    )
+    chunks_per_paper: int = Field(
+        5, ge=1, le=50, description="Chunks fetched per requested paper before grouping by paper."
+    )
+    dense_chunks: int = Field(200, ge=10, le=5000, description="Least chunks a dense query fetches.")
     rrf_k: int = Field(60, ge=1, description="Constant k of reciprocal-rank fusion.")
+    feedback_weight: float = Field(
+        0.5,
+        ge=0.0,
+        le=5.0,
+        description="Hybrid: weight of the top fused papers' mean vector added to the query vector for "
+        "a second dense pass (Rocchio pseudo-relevance feedback); 0 turns it off.",
+    )
+    feedback_papers: int = Field(5, ge=0, le=50, description="Top fused papers used for feedback.")
+    bm25_title_boost: int = Field(3, ge=1, le=10, description="Times the title is counted in a paper's BM25 text.")
+    bm25_k1: float = Field(1.2, gt=0, le=5.0, description="BM25 term-frequency saturation k1.")
+    bm25_b: float = Field(0.5, ge=0.0, le=1.0, description="BM25 length normalisation b.")
     refusal_threshold: float = Field(
         0.15,
         ge=-1.0,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 from urllib.parse import urlparse
 
 from .errors import StoreError
@@ -56,6 +56,11 @@ def open_client(cfg: StoreSettings) -> Any:
         raise StoreError(f"cannot open the Chroma store at {where}: {exc}") from exc
 
 
+def chunk_paper_id(chunk_id: str) -> str:
+    """Chunk ids are "<paper id>#<content hash>#<index>" (rag.ingest)."""
+    return chunk_id.rsplit("#", 2)[0]
+
+
 class PaperStore:
     """Paper-level operations over one Chroma collection of chunks."""
 
@@ -69,11 +74,6 @@ class PaperStore:
     @property
     def location(self) -> str:
         return self.cfg.chroma_url or str(self.cfg.path)
-
-    def vector_store(self) -> Any:
-        from llama_index.vector_stores.chroma import ChromaVectorStore
-
-        return ChromaVectorStore(chroma_collection=self.collection)
 
     def iter_records(self, include: list[str]) -> Iterator[tuple[str, dict[str, Any], str | None]]:
         """Every chunk as (id, metadata, document), paged so memory stays flat."""
@@ -111,6 +111,47 @@ class PaperStore:
         found = self.collection.get(where={"paper_id": paper_id}, include=[])
         self.delete_chunks(found["ids"])
         return len(found["ids"])
+
+    def nearest_chunks(
+        self, vector: Sequence[float], n: int, decisions: Sequence[str] | None = None, total: int | None = None
+    ) -> list[tuple[str, float]]:
+        """(paper id, cosine) of the n chunks nearest to a unit vector, best first.
+
+        Only distances are fetched (the paper id is the chunk id's prefix): reading metadata and
+        documents for hundreds of chunks would cost five times the search itself."""
+        n = min(n, self.count_chunks() if total is None else total)
+        if n <= 0:
+            return []
+        where: dict[str, Any] | None = None
+        if decisions:
+            where = {"decision": decisions[0]} if len(decisions) == 1 else {"decision": {"$in": list(decisions)}}
+        found = self.collection.query(
+            query_embeddings=[list(map(float, vector))], n_results=n, include=["distances"], where=where
+        )
+        ids, dists = found["ids"][0], found["distances"][0]
+        return [(chunk_paper_id(cid), 1.0 - float(d)) for cid, d in zip(ids, dists)]
+
+    def paper_vectors(self, paper_ids: Sequence[str]) -> dict[str, Any]:
+        """paper id → the unit mean of its abstract-window vectors (all its vectors for older stores)."""
+        import numpy as np
+
+        ids = [p for p in dict.fromkeys(paper_ids) if p]
+        if not ids:
+            return {}
+        where: dict[str, Any] = {"paper_id": ids[0]} if len(ids) == 1 else {"paper_id": {"$in": ids}}
+        found = self.collection.get(where=where, include=["embeddings", "metadatas"])
+        rows: dict[str, list[Any]] = defaultdict(list)
+        windows: dict[str, list[Any]] = defaultdict(list)
+        for meta, vec in zip(found["metadatas"] or [], found["embeddings"] if found["embeddings"] is not None else []):
+            pid = str(meta.get("paper_id"))
+            rows[pid].append(vec)
+            if meta.get("kind") == "window":
+                windows[pid].append(vec)
+        out = {}
+        for pid, vecs in rows.items():
+            mean = np.mean(np.asarray(windows.get(pid) or vecs, dtype=np.float32), axis=0)
+            out[pid] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        return out
 
     def count_chunks(self) -> int:
         return int(self.collection.count())

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .query import QueryIntent
+
 
 class Source(BaseModel):
     """A retrieved paper, numbered as the LLM saw it."""
@@ -92,6 +94,9 @@ class Answer(BaseModel):
     )
     standalone_question: str | None = Field(None, description="Condensed question in a chat.")
     retriever: str = ""
+    intent: QueryIntent | None = Field(
+        None, description="How the question was read: authors, decision filter, named paper, similar-to, list."
+    )
     llm: str = ""
     raw_text: str = Field("", description="The LLM's text before citation validation.")
     completion_tokens: int | None = None

@@ -62,31 +62,47 @@ def test_changed_abstract_replaces_old_chunks_and_remove(empty_rag: RAG, tmp_pat
     assert (report.added, report.updated, report.unchanged) == (0, 1, 18)
     counts = _assert_consistent(rag.store)
     assert len(counts) == 19
-    docs = [d for _, m, d in rag.store.iter_records(["metadatas", "documents"]) if m["paper_id"] == recs[0]["id"]]
-    assert docs == [recs[0]["abstract"]]
+    parts = sorted(
+        (m["chunk_index"], m["kind"], d)
+        for _, m, d in rag.store.iter_records(["metadatas", "documents"])
+        if m["paper_id"] == recs[0]["id"]
+    )
+    assert [(k, d) for _, k, d in parts] == [("title", ""), ("window", recs[0]["abstract"])]
 
     n = rag.remove(recs[0]["id"])
-    assert n == 1 and rag.stats()["papers"] == 18
+    assert n == 2 and rag.stats()["papers"] == 18
     with pytest.raises(RagError, match="no paper with id"):
         rag.remove("does-not-exist")
 
 
-def test_long_abstract_is_split_at_sentences_with_overlap(empty_rag: RAG, tmp_path: Path) -> None:
+def test_long_abstract_is_covered_by_overlapping_windows_within_the_model_limit(empty_rag: RAG, tmp_path: Path) -> None:
+    from rag.chunking import paper_chunks, token_counter
+
     sentences = [f"Sentence number {i} describes a distinct finding about sparse attention kernels." for i in range(80)]
+    sentences[40] = "An unusually long sentence " + "with many many words " * 80 + "ends here."
     rec = {"id": "long1", "title": "A Very Long Abstract", "abstract": " ".join(sentences),
            "authors": [], "decision": "Poster", "source_url": "https://openreview.net/forum?id=long1"}
+    count, limit = token_counter(empty_rag.embed_model)
+    assert limit == 256  # read from the model, not configured
+    chunks = paper_chunks(rec["title"], rec["abstract"], 3, 2, limit, count)
+    assert chunks[0].kind == "title" and chunks[0].embed_text == rec["title"]
+    windows = chunks[1:]
+    assert all(w.embed_text.startswith(rec["title"] + "\n") for w in windows)
+    # Every window but the one holding the over-long sentence fits the model's 256 word pieces.
+    over = [w for w in windows if count(w.embed_text) + 2 > limit]
+    assert len(over) == 1 and "unusually long" in over[0].embed_text
+    # The windows' documents are the abstract exactly once, in order; windows overlap by a sentence.
+    assert " ".join(w.document for w in windows if w.document) == rec["abstract"]
+    assert sentences[2] in windows[0].embed_text and sentences[2] in windows[1].embed_text
+
     path = tmp_path / "long.jsonl"
     path.write_text(json.dumps(rec), encoding="utf-8")
     empty_rag.ingest([path], progress=False)
-    chunks = sorted(
-        ((m["chunk_index"], d) for _, m, d in empty_rag.store.iter_records(["metadatas", "documents"])),
-    )
-    assert len(chunks) >= 2
-    for _, text in chunks:
-        assert text.rstrip().endswith(".")  # cut at a sentence boundary
-    first_tail = chunks[0][1].split(". ")[-1]
-    assert first_tail.rstrip(".") in chunks[1][1]  # overlap: the next chunk repeats the end
+    stored = sorted((m["chunk_index"], d) for _, m, d in empty_rag.store.iter_records(["metadatas", "documents"]))
+    assert len(stored) == len(chunks) and [d for _, d in stored] == [c.document for c in chunks]
     assert all(m["title"] == "A Very Long Abstract" for _, m, _ in empty_rag.store.iter_records(["metadatas"]))
+    source = empty_rag.retrieve("sparse attention kernels findings").sources[0]
+    assert source.paper_id == "long1" and source.text == rec["abstract"]  # the whole abstract, once
 
 
 def test_malformed_line_7_leaves_store_exactly_as_it_was(empty_rag: RAG, tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ CSS = """
 #rag-sources mark { background: #fde68a; color: inherit; }
 #rag-sources .rag-heading { margin: 10px 0 2px; }
 #rag-sources .rag-uncited { opacity: 0.75; }
-#rag-sources .rag-searched { font-size: 0.85em; opacity: 0.8; }
+#rag-sources .rag-searched, #rag-sources .rag-intent { font-size: 0.85em; opacity: 0.8; }
 #rag-sources .rag-flash { outline: 2px solid #f59e0b; }
 #rag-sources .rag-turn { margin: 4px 0; }
 #rag-sources .rag-turn > summary { cursor: pointer; font-size: 0.9em; }

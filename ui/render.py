@@ -155,6 +155,9 @@ def sources_html(
     parts = [f'<div class="rag-sources" data-state="{state}" data-turn="{turn}">']
     if searched:
         parts.append(f'<p class="rag-searched">Searched for: <q>{html.escape(searched)}</q></p>')
+    if answer is not None and answer.intent is not None and answer.intent.notes:
+        notes = " · ".join(html.escape(n) for n in answer.intent.notes)
+        parts.append(f'<p class="rag-intent">Read as: {notes}</p>')
     cards = _turn_cards(answer, sources, turn)
     if not cards and not earlier:
         cards = ['<p class="rag-empty">Sources of the answer appear here.</p>']
