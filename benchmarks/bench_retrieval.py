@@ -72,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", type=Path, default=SHARED / "data/iclr2025/papers.jsonl")
     ap.add_argument("--ingest", action="store_true", help="(re)build the store from scratch and time it")
     ap.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated subset of: " + ", ".join(CONFIGS))
+    ap.add_argument("--rerank-url", help="OpenAI-compatible endpoint: also score LLM reranking (config rerank-llm)")
+    ap.add_argument("--rerank-model", default="smollm2", help="model name at --rerank-url")
+    ap.add_argument("--rerank-limit", type=int, default=20, help="questions per set scored with LLM reranking")
     ap.add_argument("--out", type=Path, default=REPO / "reports/bench_retrieval.json")
     args = ap.parse_args(argv)
     setup_logging("WARNING")
@@ -91,15 +94,26 @@ def main(argv: list[str] | None = None) -> int:
     if rag.store.count_chunks() == 0:
         ap.error(f"the store {args.store} is empty: run with --ingest")
     datasets = {name: load_dataset(spec) for name, spec in SETS.items()}
-    for name in [c for c in args.configs.split(",") if c]:
+    names = [c for c in args.configs.split(",") if c]
+    if args.rerank_url:
+        from rag.llm import build_llm
+        from rag.rerank import LLMReranker
+
+        llm = build_llm(settings.llm.model_copy(update={"base_url": args.rerank_url, "model": args.rerank_model, "timeout": 300}))
+        CONFIGS["rerank-llm"] = {"rerank": "llm"}
+        CONFIGS["same-questions"] = {}
+        names += ["same-questions", "rerank-llm"]
+    for name in names:
         cfg = settings.retrieval.model_copy(update=CONFIGS[name])
-        retriever = PaperRetriever(rag.store, rag.embed_model, cfg)
+        reranker = LLMReranker(llm) if name == "rerank-llm" else None
+        retriever = PaperRetriever(rag.store, rag.embed_model, cfg, reranker=reranker)
         retriever.retrieve("warm up the paper table and the BM25 index")
+        limit = args.rerank_limit if name in ("rerank-llm", "same-questions") else None
         per_set: dict[str, Any] = {}
         latencies: list[float] = []
         for set_name, ds in datasets.items():
             rows = []
-            for item in ds.items:
+            for item in ds.items[:limit]:
                 t = time.perf_counter()
                 r = retriever.retrieve(item.query, top_k=DEPTH)
                 latencies.append((time.perf_counter() - t) * 1000)

@@ -66,7 +66,14 @@ class RAG:
     def retriever(self) -> PaperRetriever:
         with self._lock:
             if self._retriever is None:
-                self._retriever = PaperRetriever(self.store, self.embed_model, self.settings.retrieval)
+                reranker = None
+                if self.settings.retrieval.rerank == "llm":
+                    from .rerank import LLMReranker
+
+                    reranker = LLMReranker(self.llm)
+                self._retriever = PaperRetriever(
+                    self.store, self.embed_model, self.settings.retrieval, reranker=reranker
+                )
             return self._retriever
 
     @property

@@ -383,6 +383,31 @@ def _similar_cue(low: list[str]) -> tuple[int, int] | None:
     return None
 
 
+# Words that open or close a question without saying what it is about ("Which ICLR 2025 papers study",
+# "What is", "at ICLR 2025?"): left out of the text that is searched, so "What is LIRS?" searches "LIRS".
+_FRAME = frozenset(
+    """what which who whom how is are was were does do did can could would should will tell me us about
+    give list show find search any some there papers paper work works study studies studied research
+    iclr 2025 at in the a an of on for from that this these those propose proposes proposed introduce
+    introduces recent new novel i we you please explain describe summarize summarise overview""".split()
+)
+_WORD_SPAN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+
+def strip_frame(text: str) -> str:
+    """The text without its leading and trailing question framing (unchanged if nothing else is left)."""
+    spans = [m.span() for m in _WORD_SPAN.finditer(text)]
+    words = [fold(text[a:b]) for a, b in spans]
+    i, j = 0, len(spans)
+    while i < j and words[i] in _FRAME:
+        i += 1
+    while j > i and words[j - 1] in _FRAME:
+        j -= 1
+    if i == j:
+        return text.strip()
+    return text[spans[i][0] : spans[j - 1][1]].strip()
+
+
 def parse(question: str, catalog: Catalog) -> QueryIntent:
     """The intent of a question: authors, decisions, named papers, an anchor for "similar to", list or one."""
     q = unicodedata.normalize("NFC", question or "")
@@ -416,9 +441,9 @@ def parse(question: str, catalog: Catalog) -> QueryIntent:
         search_text = catalog.title(similar_to)
     elif cut:
         search_text = _cut(q, cut)
-        search_text = search_text if content_stems(search_text) else ""
+        search_text = strip_frame(search_text) if content_stems(search_text) else ""
     else:
-        search_text = q.strip()
+        search_text = strip_frame(q)
     if authors or similar_to:
         kind, list_question = ("author" if authors else "similar"), True
     elif ranked:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -37,6 +37,7 @@ class Retrieval:
     sources: list[Source]
     best_dense: float | None
     intent: QueryIntent | None = None
+    notes: list[str] = field(default_factory=list)  # e.g. what the LLM reranker did
 
 
 def decision_filters(decisions: Sequence[str] | None) -> MetadataFilters | None:
@@ -94,8 +95,11 @@ def rrf(rankings: Sequence[Sequence[str]], k: int) -> list[tuple[str, float]]:
 class PaperRetriever:
     """Retrieves papers from one PaperStore with the configured mode; safe to share across threads."""
 
-    def __init__(self, store: PaperStore, embed_model: BaseEmbedding, cfg: RetrievalSettings):
+    def __init__(
+        self, store: PaperStore, embed_model: BaseEmbedding, cfg: RetrievalSettings, reranker: Any = None
+    ):
         self.store = store
+        self.reranker = reranker
         self.embed_model = embed_model
         self.cfg = cfg
         self._papers: PaperIndex | None = None
@@ -204,10 +208,22 @@ class PaperRetriever:
             ranked = [(p, s) for p, s in ranked if p != anchor]
             first = [p for p in first if p != anchor]
         score = dict(ranked)
-        order = list(dict.fromkeys(first + [p for p, _ in ranked]))[:k]
+        order = list(dict.fromkeys(first + [p for p, _ in ranked]))
+        notes: list[str] = []
+        if self.reranker is not None and (intent is None or intent.kind in ("topic", "single", "named")):
+            depth_r = self.cfg.rerank_depth
+            head = order[:depth_r]
+            done = self.reranker(text, head, [(papers.title(p), papers.text(p)) for p in head])
+            # A paper the question names stays first; the LLM orders the rest.
+            named = [p for p in first if p in head]
+            order = list(dict.fromkeys(named + done.order)) + order[depth_r:]
+            if done.note:
+                notes.append(done.note)
+        order = order[:k]
         sources = [
             papers.source(number, pid, score.get(pid, 0.0), dense.scores.get(pid, (0.0, None))[1])
             for number, pid in enumerate(order, start=1)
         ]
-        best = dense.best
-        return Retrieval(query=query, mode=mode, sources=sources, best_dense=best, intent=intent)
+        if intent is not None and notes:
+            intent = intent.model_copy(update={"notes": intent.notes + notes})
+        return Retrieval(query=query, mode=mode, sources=sources, best_dense=dense.best, intent=intent, notes=notes)

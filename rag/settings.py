@@ -80,6 +80,12 @@ class RetrievalSettings(_Group):
     )
     dense_chunks: int = Field(200, ge=10, le=5000, description="Least chunks a dense query fetches.")
     rrf_k: int = Field(60, ge=1, description="Constant k of reciprocal-rank fusion.")
+    rerank: Literal["none", "llm"] = Field(
+        "none",
+        description="llm: the LLM reorders the top `rerank_depth` fused papers (one call per question; "
+        "meant for an endpoint, see README); none: fused order.",
+    )
+    rerank_depth: int = Field(20, ge=2, le=50, description="Top fused papers the LLM reranks.")
     feedback_weight: float = Field(
         0.5,
         ge=0.0,

@@ -24,7 +24,8 @@ def test_eval_is_a_rag_subcommand():
 def test_presets_and_overrides():
     dev = build_run_config(_args("--preset", "dev"))
     assert dev.retrievers == ["dense", "bm25", "hybrid"] and not dev.answers and dev.depth == 100
-    assert dev.corpus.name == "papers.jsonl" and len(dev.datasets) == 3
+    assert dev.corpus.name == "papers.jsonl" and len(dev.datasets) == 6
+    assert {"authors", "named", "similar"} <= set(dev.datasets)
     ci = build_run_config(_args("--preset", "ci", "--retrievers", "hybrid,dense", "--answer-limit", "0"))
     assert ci.answers and ci.retrievers == ["hybrid", "dense"] and ci.answer_limit is None
     assert ci.ks == [1, 5, 10]

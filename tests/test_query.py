@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.query import Catalog, QueryIntent, parse
+from rag.query import Catalog, QueryIntent, parse, strip_frame
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "iclr2025" / "papers.jsonl"
 
@@ -124,7 +124,7 @@ class TestAuthors:
     def test_topic_words_stay_in_search_text(self, cat: Catalog) -> None:
         r = parse("papers by Sergey Levine on offline RL", cat)
         assert r.authors == ["Sergey Levine"] and r.author_paper_ids == ["orl", "robot"]
-        assert r.search_text == "papers on offline RL"
+        assert r.search_text == "offline RL"  # framing words are not searched
         r = parse("Has Sergey Levine co-authored any papers on robotics?", cat)
         assert (
             r.authors == ["Sergey Levine"] and "Levine" not in r.search_text and "robotics" in r.search_text
@@ -186,9 +186,9 @@ class TestDecisions:
 
     def test_decision_note_and_search_text(self, cat: Catalog) -> None:
         r = parse("orals about diffusion", cat)
-        assert r.notes == ["Only Oral papers (from 'orals')"] and r.search_text == "about diffusion"
+        assert r.notes == ["Only Oral papers (from 'orals')"] and r.search_text == "diffusion"
         r = parse("oral and spotlight papers on diffusion", cat)
-        assert r.search_text == "papers on diffusion"
+        assert r.search_text == "diffusion"
 
     @pytest.mark.parametrize(
         "question",
@@ -196,7 +196,7 @@ class TestDecisions:
     )
     def test_ordinary_words_are_no_decision(self, cat: Catalog, question: str) -> None:
         r = parse(question, cat)
-        assert r.decisions == [] and r.search_text == question
+        assert r.decisions == [] and r.search_text == strip_frame(question)
 
 
 class TestNamed:
@@ -219,7 +219,7 @@ class TestNamed:
     def test_names_the_paper(self, cat: Catalog, question: str, pid: str) -> None:
         r = parse(question, cat)
         assert r.kind == "named" and r.named_ids[0] == pid and not r.list_question
-        assert r.search_text == question.strip()
+        assert r.search_text == strip_frame(question)
         assert r.notes[0].startswith("Names the paper '") and cat.title(pid)[:20] in r.notes[0]
 
     def test_ordinary_word_names_need_the_title_casing(self, cat: Catalog) -> None:
@@ -278,7 +278,7 @@ class TestSimilar:
     def test_no_named_paper_stays_topic(self, cat: Catalog) -> None:
         r = parse("papers similar to diffusion models", cat)
         assert r.kind == "topic" and r.similar_to is None and r.list_question
-        assert r.search_text == "papers diffusion models" and "similar" in r.notes[0]
+        assert r.search_text == "diffusion models" and "similar" in r.notes[0]
 
     def test_named_before_cue_is_not_the_anchor(self, cat: Catalog) -> None:
         r = parse("Is CAMEx similar to diffusion models?", cat)
@@ -304,7 +304,7 @@ class TestListOrSingle:
     )
     def test_list(self, cat: Catalog, question: str) -> None:
         r = parse(question, cat)
-        assert r.list_question and r.kind == "topic" and r.search_text == question
+        assert r.list_question and r.kind == "topic" and r.search_text == strip_frame(question)
 
     @pytest.mark.parametrize(
         "question",
@@ -437,3 +437,18 @@ class TestRealCorpus:
     def test_topic_headings_stay_topics(self, real: Catalog, heading: str) -> None:
         r = parse(heading, real)
         assert r.kind == "topic" and r.list_question and r.authors == [] and r.named_ids == []
+
+
+@pytest.mark.parametrize(
+    ("question", "searched"),
+    [
+        ("What is LIRS?", "LIRS"),
+        ("Which ICLR 2025 papers study model merging?", "model merging"),
+        ("What dataset does the DataEnvGym paper use?", "dataset does the DataEnvGym paper use"),
+        ("Model merging", "Model merging"),
+        ("Graph: Diffusion", "Graph: Diffusion"),
+        ("What is?", "What is?"),  # nothing else left: unchanged
+    ],
+)
+def test_question_framing_is_not_searched(question: str, searched: str) -> None:
+    assert strip_frame(question) == searched

