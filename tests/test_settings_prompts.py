@@ -33,6 +33,7 @@ def test_prompt_variables_match_what_the_code_passes() -> None:
     assert prompts.variables("answer") == {"sources", "question", "refusal"}
     assert prompts.variables("source") == {"number", "title", "text"}
     assert prompts.variables("condense") == {"history", "question"}
+    assert prompts.variables("rerank") == {"question", "papers"}
     assert prompts.REFUSAL in prompts.render("answer", sources="s", question="q", refusal=prompts.REFUSAL)
     with pytest.raises(ConfigError, match="missing variables: refusal"):
         prompts.render("answer", sources="s", question="q")
