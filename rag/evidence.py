@@ -409,6 +409,16 @@ def assess(
     ]
     if intent.named:
         keep = [it for it in keep if it.number in intent.named] + [it for it in keep if it.number not in intent.named]
+    details = asked_details(question)
+    if details:  # a paper is listed for a detail it actually mentions, not for its topic
+        wanted = [{stem(w) for w in words(d.split(": ", 1)[1])} for d in details]
+        keep = [
+            it for it in keep
+            if all(w <= {stem(x) for x in words(by_number[it.number].text + " " + by_number[it.number].title)} for w in wanted)
+        ]
+        if not keep:
+            kind, phrase = details[0].split(": ", 1)
+            return Assessment(False, f"no listed abstract gives {kind} ({phrase})", intent, coverage=coverage)
     limit = max_items or (3 if intent.kind == "single" else len(keep))
     keep = keep[:limit]
     if not keep:

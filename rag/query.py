@@ -151,6 +151,7 @@ class Catalog:
         self._full: dict[tuple[str, ...], list[str]] = defaultdict(list)
         self._grams: dict[tuple[str, ...], str] = {}
         self._common: set[str] = set()
+        self._title_words: dict[str, tuple[str, ...]] = {}
 
     @classmethod
     def build(cls, papers: Iterable[tuple[str, str, Sequence[str], str]]) -> Catalog:
@@ -166,6 +167,7 @@ class Catalog:
             for author in dict.fromkeys(authors or []):
                 cat._by_author[author].append(pid)
             low = _words(title)
+            cat._title_words[pid] = tuple(low)
             df.update({stem(w) for w in low})
             stems = [stem(w) for w in low if w not in STOPWORDS]
             for i in range(len(stems) - 3):
@@ -289,6 +291,16 @@ class Catalog:
             k = bisect_left(offsets, m.start(1))
             for pid in self._full.get(tuple(_words(m.group(1))), ()):
                 add(pid, 1000 + len(toks), k)
+        for k, w in enumerate(low):  # "the min-p sampling paper": words in exactly one title
+            if w != "the":
+                continue
+            end = next((e for e in range(k + 2, min(k + 7, len(low))) if low[e] in _PAPER_WORDS), None)
+            phrase = tuple(low[k + 1 : end]) if end else ()
+            if not phrase or all(x in STOPWORDS or x in _PAPER_WORDS for x in phrase):
+                continue
+            hits = [pid for pid, words in self._title_words.items() if _contains(words, phrase)]
+            if len(hits) == 1:
+                add(hits[0], 800 + len(phrase), k + 1)
         content = [(stem(t.low), k) for k, t in enumerate(toks) if t.low not in STOPWORDS]
         prev, run = None, 0
         for c in range(len(content) - 3):
@@ -297,6 +309,14 @@ class Catalog:
             if pid is not None:
                 add(pid, 100 + run + 3, content[c - run + 1][1])  # a run of run + 3 title words
         return best
+
+
+_PAPER_WORDS = frozenset({"paper", "papers", "work", "article", "study"})
+
+
+def _contains(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    return any(words[i : i + n] == phrase for i in range(len(words) - n + 1))
 
 
 def _cut(text: str, spans: Iterable[tuple[int, int]]) -> str:

@@ -452,3 +452,11 @@ class TestRealCorpus:
 )
 def test_question_framing_is_not_searched(question: str, searched: str) -> None:
     assert strip_frame(question) == searched
+
+
+def test_the_words_before_paper_name_the_one_title_that_has_them() -> None:
+    real = Catalog.from_records(_corpus())
+    r = parse("What reviewer scores did the min-p sampling paper receive?", real)
+    assert r.kind == "named" and real.title(r.named_ids[0]).startswith("Turning Up the Heat: Min-p")
+    # Words many titles share name nothing.
+    assert parse("What does the diffusion paper propose?", real).named_ids == []
