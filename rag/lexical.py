@@ -6,6 +6,7 @@ so a long abstract split into several windows is still one paper to BM25.
 
 from __future__ import annotations
 
+import copy
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -132,8 +133,6 @@ class PaperIndex:
 
     def bm25(self, text: str, k: int, decisions: Sequence[str] | None) -> list[tuple[str, float]]:
         """(paper id, BM25 score) best first; papers sharing no word with the text are left out."""
-        import copy
-
         r = copy.copy(self._bm25)  # per-query top-k and mask without touching the shared index
         r.similarity_top_k = min(k, len(self.records))
         if decisions:

@@ -15,7 +15,6 @@ from typing import Any, Sequence
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.vector_stores import FilterOperator, MetadataFilter, MetadataFilters
 
 from .errors import EmptyStoreError, InvalidRequestError
 from .lexical import PaperIndex
@@ -40,16 +39,11 @@ class Retrieval:
     notes: list[str] = field(default_factory=list)  # e.g. what the LLM reranker did
 
 
-def decision_filters(decisions: Sequence[str] | None) -> MetadataFilters | None:
-    """A store-side filter on the paper's decision (Oral/Spotlight/Poster)."""
-    if not decisions:
-        return None
-    bad = [d for d in decisions if d not in DECISIONS]
+def check_decisions(decisions: Sequence[str] | None) -> None:
+    """Reject a decision filter value that is not Oral, Spotlight or Poster (the store filters by it)."""
+    bad = [d for d in decisions or () if d not in DECISIONS]
     if bad:
         raise InvalidRequestError(f"unknown decision {bad[0]!r}; use one of {', '.join(DECISIONS)}")
-    return MetadataFilters(
-        filters=[MetadataFilter(key="decision", value=list(decisions), operator=FilterOperator.IN)]
-    )
 
 
 @dataclass
@@ -171,7 +165,7 @@ class PaperRetriever:
         mode = mode or self.cfg.mode
         if mode not in ("dense", "bm25", "hybrid"):
             raise InvalidRequestError(f"unknown retriever {mode!r}; use dense, bm25 or hybrid")
-        decision_filters(decisions)  # validate early
+        check_decisions(decisions)  # before any work
         self._chunks = self.store.count_chunks()
         if self._chunks == 0:
             raise EmptyStoreError("the store holds no papers; run `rag ingest` first")
