@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.settings import RetrieverMode, Settings
+from rag.store import ModelRecord
 
 from .datasets import SHARED_DIR
 from .errors import EvalError
@@ -143,11 +144,13 @@ def fingerprint(obj: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
 
-def model_settings(settings: Settings) -> dict[str, Any]:
-    """The parts of the core settings that change retrieval or answers (no secrets, no store path)."""
+def model_settings(settings: Settings, model: ModelRecord | None = None) -> dict[str, Any]:
+    """The parts of the core settings that change retrieval or answers (no secrets, no store path);
+    `model` is the embedding model the store names (an adapted one has its own fingerprint)."""
     llm = settings.llm
     return {
-        "embedding_model": str(settings.embedding.model_path or "bundled all-MiniLM-L6-v2"),
+        "embedding_model": f"{model.name} ({model.fingerprint})" if model else
+        str(settings.embedding.model_path or "bundled all-MiniLM-L6-v2"),
         "ingest": settings.ingest.model_dump(mode="json"),
         "retrieval": settings.retrieval.model_dump(mode="json"),
         "answer": settings.answer.model_dump(mode="json"),

@@ -114,7 +114,8 @@ class Evaluation:
         return datasets, corpus
 
     def _stages(self, datasets: list[Dataset], support: SupportScorer | None) -> list[Stage]:
-        base = model_settings(self.settings)
+        assert self.rag is not None
+        base = model_settings(self.settings, self.rag.store.model_record())
         retrieval_fp = {
             "corpus": self.corpus_sha,
             "embedding": base["embedding_model"],
@@ -191,7 +192,7 @@ class Evaluation:
             stages=stages,
             datasets=datasets,
             corpus=corpus,
-            settings=model_settings(self.settings),
+            settings=model_settings(self.settings, self.rag.store.model_record() if self.rag else None),
             support_method=support.method if support else None,
             support_is_proxy=bool(support and support.is_proxy),
             judge=judge_name(self.judge) if self.judge is not None else None,

@@ -1,4 +1,4 @@
-"""`rag` command line: ingest, ask, chat, stats, remove (thin layer over `rag.RAG`)."""
+"""`rag` command line: ingest, ask, chat, stats, remove, adapt (thin layer over `rag.RAG`)."""
 
 from __future__ import annotations
 
@@ -80,6 +80,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("remove", help="delete a paper from the store", description="Delete one paper by id.")
     p.add_argument("paper_id")
 
+    p = sub.add_parser(
+        "adapt",
+        help="fine-tune the embedding model on the stored papers and re-embed the store",
+        description="In-domain adaptation: teach the embedding model which abstract text goes with "
+        "which title, using only the stored papers (no evaluation labels), then re-embed the store "
+        "with it. The model is kept in <RAG_STORE__PATH>/models/<fingerprint> and named in the "
+        "store's manifest, so every later process uses it with this store. About 4 minutes per "
+        "epoch plus a re-ingest for the 2,115 ICLR papers on 2 cores.",
+    )
+    p.add_argument("--epochs", type=int, default=1, help="passes over the papers (default 1)")
+    p.add_argument("--batch-size", type=int, default=32, help="pairs per step; the other pairs are negatives")
+    p.add_argument("--learning-rate", type=float, default=2e-5, help="AdamW peak learning rate")
+    p.add_argument("--seed", type=int, default=0, help="pairing and shuffling seed")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+
     for extra in _extra_commands():
         extra(sub)
     return parser
@@ -157,7 +172,23 @@ def _run(args: argparse.Namespace) -> int:
     elif args.command == "stats":
         st = rag.stats()
         print(json.dumps(st) if args.json else
-              f"{st['papers']} papers, {st['chunks']} chunks in {st['store']} ({st['collection']})")
+              f"{st['papers']} papers, {st['chunks']} chunks in {st['store']} ({st['collection']}); "
+              f"embedding model: {st['embedding_model'] or 'not recorded'}"
+              + (f" ({st['embedding_fingerprint']})" if st["embedding_fingerprint"] else ""))
+    elif args.command == "adapt":
+        from .adapt import AdaptConfig
+
+        if args.epochs < 1 or args.batch_size < 2 or args.learning_rate <= 0:
+            from .errors import ConfigError
+
+            raise ConfigError("adapt needs --epochs >= 1, --batch-size >= 2 and --learning-rate > 0")
+        report = rag.adapt(
+            AdaptConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed),
+            progress=not args.no_progress,
+        )
+        print(f"adapted model {report.record.fingerprint} ({report.training['steps']} steps, "
+              f"{report.training['seconds']:.0f}s) saved to {report.model_dir}; re-embedded "
+              f"{report.papers} papers ({report.chunks} chunks)")
     elif args.command == "remove":
         n = rag.remove(args.paper_id)
         print(f"removed {args.paper_id} ({n} chunks)")

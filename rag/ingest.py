@@ -12,7 +12,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import MetadataMode, TextNode
 from llama_index.core.vector_stores.utils import node_to_metadata_dict
 
-from .chunking import TokenCounter, paper_chunks, scheme, token_counter
+from .chunking import Chunk, TokenCounter, paper_chunks, scheme, token_counter
 from .corpus import Paper
 from .settings import IngestSettings
 from .store import PaperStore
@@ -70,9 +70,12 @@ class Chunker:
     def scheme(self) -> str:
         return scheme(self.window, self.stride, self.max_tokens)
 
+    def chunks(self, paper: Paper) -> list[Chunk]:
+        return paper_chunks(paper.title, paper.abstract, self.window, self.stride, self.max_tokens, self.count)
+
     def nodes(self, paper: Paper) -> list[tuple[TextNode, str]]:
         """The paper's chunks as (llama-index node whose text is the stored document, text to embed)."""
-        chunks = paper_chunks(paper.title, paper.abstract, self.window, self.stride, self.max_tokens, self.count)
+        chunks = self.chunks(paper)
         meta = paper_metadata(paper, self.scheme)
         nodes = []
         for i, chunk in enumerate(chunks):

@@ -14,7 +14,8 @@ from typing import Any, Sequence
 from llama_index.core.schema import QueryBundle, TextNode
 from llama_index.core.vector_stores.utils import node_to_metadata_dict
 
-from .errors import EmptyStoreError
+from .corpus import Paper
+from .errors import EmptyStoreError, StoreError
 from .query import Catalog
 from .settings import RetrievalSettings
 from .store import PaperStore
@@ -83,6 +84,19 @@ class PaperIndex:
 
     def __len__(self) -> int:
         return len(self.records)
+
+    def to_papers(self) -> list[Paper]:
+        """The stored papers as ingest takes them (to re-embed a store from itself)."""
+        legacy = [r.paper_id for r in self.records if r.legacy]
+        if legacy:
+            raise StoreError(
+                f"{len(legacy)} papers were written by an older version (e.g. {legacy[0]}); run "
+                "`rag ingest` with their corpus files first"
+            )
+        return [
+            Paper(id=r.paper_id, title=r.title, abstract=r.text, authors=tuple(r.authors), decision=r.decision, url=r.url)
+            for r in self.records
+        ]
 
     def title(self, pid: str) -> str:
         return self.by_id[pid].title

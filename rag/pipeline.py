@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import shutil
 import threading
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .corpus import LoadReport, load_many, seed_path
 from .engine import AnswerEngine, build_engine
 from .errors import RagError
-from .ingest import IngestReport, ingest_papers
+from .ingest import Chunker, IngestReport, ingest_papers
 from .retrieve import PaperRetriever, Retrieval
 from .settings import RetrieverMode, Settings
-from .store import PaperStore
+from .store import ModelRecord, PaperStore
 from .types import Answer
+
+if TYPE_CHECKING:
+    from .adapt import AdaptConfig, AdaptReport
 
 logger = logging.getLogger(__name__)
 
@@ -28,17 +34,23 @@ class RAG:
         self._embed: Any = None
         self._llm: Any = None
         self._store: PaperStore | None = None
+        self._seed_checked = False
+        self._model_record: ModelRecord | None = None
         self._retriever: PaperRetriever | None = None
         self._engine: AnswerEngine | None = None
 
     # -- components -------------------------------------------------------------------------
     @property
     def embed_model(self) -> Any:
+        """The embedding model the store's vectors were written with (its manifest decides)."""
         with self._lock:
             if self._embed is None:
-                from .embeddings import build_embedder
+                from .embeddings import build_embedder, model_for_store
 
-                self._embed = build_embedder(self.settings.embedding)
+                store = self._open_store()
+                record = store.model_record() if store.count_chunks() else None
+                path, self._model_record = model_for_store(self.settings.embedding, record, store.models_dir)
+                self._embed = build_embedder(self.settings.embedding, path)
                 _pin_llama_index_globals(embed_model=self._embed)
             return self._embed
 
@@ -52,15 +64,21 @@ class RAG:
                 _pin_llama_index_globals(llm=self._llm)
             return self._llm
 
+    def _open_store(self) -> PaperStore:
+        if self._store is None:
+            self._store = PaperStore(self.settings.store)
+        return self._store
+
     @property
     def store(self) -> PaperStore:
         with self._lock:
-            if self._store is None:
-                self._store = PaperStore(self.settings.store)
-                if self.settings.store.auto_seed and self._store.count_chunks() == 0:
+            store = self._open_store()
+            if not self._seed_checked:
+                self._seed_checked = True
+                if self.settings.store.auto_seed and store.count_chunks() == 0:
                     logger.info("empty store: ingesting the built-in seed corpus")
                     self._ingest_report(load_many([seed_path()]), progress=False)
-            return self._store
+            return store
 
     @property
     def retriever(self) -> PaperRetriever:
@@ -92,13 +110,71 @@ class RAG:
 
     def _ingest_report(self, loaded: LoadReport, progress: bool) -> IngestReport:
         assert self._store is not None
-        report = ingest_papers(
-            self._store, self.embed_model, loaded.papers, self.settings.ingest, progress=progress
-        )
+        embed_model = self.embed_model
+        if self._store.model_record() is None or self._store.count_chunks() == 0:
+            assert self._model_record is not None
+            self._store.set_model_record(self._model_record)  # before any vector: the store names its model
+        report = ingest_papers(self._store, embed_model, loaded.papers, self.settings.ingest, progress=progress)
         report.skipped = dict(loaded.skipped)
         if self._retriever is not None:
             self._retriever.invalidate()
         return report
+
+    def adapt(self, cfg: AdaptConfig | None = None, progress: bool = True) -> AdaptReport:
+        """Fine-tune the embedding model on the stored papers' own text and re-embed the store with it.
+
+        The model is trained from the configured (or bundled) model, saved in the store's
+        `models/<fingerprint>` and named in the store's manifest, so later processes load it. The
+        new vectors go to a sibling collection that replaces the store's only once complete: a
+        failure leaves the store and its model as they were."""
+        from .adapt import AdaptConfig, AdaptReport, adapt_model, corpus_fingerprint
+        from .embeddings import bf16_supported, build_embedder, bundled_model_path, model_for_store
+
+        cfg = cfg or AdaptConfig()
+        with self._lock:
+            store = self.store
+            papers = self.retriever.papers().to_papers()
+            base = self.settings.embedding.model_path or bundled_model_path()
+            chunker = Chunker.for_model(self.embed_model, self.settings.ingest)
+            chunks = [chunker.chunks(p) for p in papers]
+            corpus = corpus_fingerprint([(p.id, p.title, p.abstract) for p in papers])
+            work = store.models_dir / f".training-{os.getpid()}"
+            shutil.rmtree(work, ignore_errors=True)
+            sibling: PaperStore | None = None
+            try:
+                bf16 = self.settings.embedding.precision == "bfloat16" or (
+                    self.settings.embedding.precision == "auto" and bf16_supported()
+                )
+                adapt_model(Path(base), chunks, work, cfg, corpus=corpus, bf16=bf16, progress=progress)
+                from .embeddings import model_fingerprint
+
+                final = store.models_dir / model_fingerprint(work)
+                if final.exists():
+                    shutil.rmtree(work)
+                else:
+                    work.rename(final)
+                path, record = model_for_store(
+                    self.settings.embedding.model_copy(update={"model_path": final}), None, store.models_dir
+                )
+                embed = build_embedder(self.settings.embedding, path)
+                sibling = PaperStore(self.settings.store, collection=f"{store.name}-adapting")
+                if sibling.count_chunks():
+                    sibling.drop()
+                    sibling = PaperStore(self.settings.store, collection=f"{store.name}-adapting")
+                sibling.set_model_record(record)
+                written = ingest_papers(sibling, embed, papers, self.settings.ingest, progress=progress)
+                store.replace_with(sibling)
+                sibling = None
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+                if sibling is not None:
+                    sibling.drop()
+            self._embed, self._model_record = embed, record
+            _pin_llama_index_globals(embed_model=embed)
+            self._retriever = self._engine = None
+            training = json.loads((final / "adaptation.json").read_text())
+            return AdaptReport(model_dir=final, record=record, papers=len(papers),
+                               chunks=written.chunks_written, training=training)
 
     def remove(self, paper_id: str) -> int:
         """Delete a paper; raises RagError when the store has no such paper."""
@@ -112,11 +188,14 @@ class RAG:
     def stats(self) -> dict[str, Any]:
         """Papers and chunks in the store, and where it lives."""
         store = self.store
+        record = store.model_record()
         return {
             "papers": len(store.paper_ids()),
             "chunks": store.count_chunks(),
             "store": store.location,
             "collection": self.settings.store.collection,
+            "embedding_model": record.name if record else None,
+            "embedding_fingerprint": record.fingerprint if record else None,
         }
 
     # -- questions --------------------------------------------------------------------------

@@ -16,8 +16,9 @@ Rules in brief (words are runs of letters/digits, compared casefolded and withou
   distinctive when a word of it has a digit or is in fewer than 3 other titles (compared by stem); a
   distinctive name matches in any case (LeanAgent, leanagent, CAMEx), any other only with the title's
   casing and not as a sentence's first word run into more words ("Test of Time" yes, "Flow matching" no).
-  In a question that uses capitals mid-sentence, an all-lower-case word never matches a capitalised name
-  ("fluid dynamics" is not "Fluid"); a name followed by a year is a venue ("ICLR 2025"). A question also
+  An all-lower-case word matches a capitalised name only when the name is coined (a digit or a capital
+  after its first letter: "leanagent" is LeanAgent) and the question uses no capitals mid-sentence
+  ("computational fluid dynamics" is not "Fluid"); a name followed by a year is a venue ("ICLR 2025"). A question also
   names a paper by its full title or subtitle (>= 3 words; any length when quoted), or by >= 4
   consecutive content-word stems found in that title only, one of them rare (<= 20 titles). Best first:
   full title, short name (longer, exact spelling first), fragment (longer first), then catalog order.
@@ -278,7 +279,8 @@ class Catalog:
                 exact = tuple(t.raw for t in toks[k:e]) == raw
                 ends = e == len(low) or low[e] in STOPWORDS or _stop(q, toks, e - 1)
                 lower = all(t.raw.islower() for t in toks[k:e]) and not all(x.islower() for x in raw)
-                if (cased and lower) or not (distinctive or (exact and (ends or not starts[k]))):
+                coined = any(re.search(r"\d|.[A-Z]", r) for r in raw)  # LeanAgent, CAMEx, GPT-4o
+                if (lower and (cased or not coined)) or not (distinctive or (exact and (ends or not starts[k]))):
                     continue  # an ordinary word ("Flow matching", "rapid", "fluid dynamics") is no name
                 if head.endswith("+") and head.casefold() not in qcf:
                     continue  # "TimeMixer" does not name "TimeMixer++"

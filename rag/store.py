@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator, Sequence
 from urllib.parse import urlparse
 
@@ -61,15 +62,55 @@ def chunk_paper_id(chunk_id: str) -> str:
     return chunk_id.rsplit("#", 2)[0]
 
 
+@dataclass(frozen=True)
+class ModelRecord:
+    """Which embedding model wrote a collection's vectors (kept in the collection's metadata).
+
+    `name` is "bundled", or "adapted" for a model `rag adapt` trained for this store (kept in
+    `<store path>/models/<fingerprint>`), or the path of a model the user configured."""
+
+    name: str
+    fingerprint: str
+
+
 class PaperStore:
     """Paper-level operations over one Chroma collection of chunks."""
 
-    def __init__(self, cfg: StoreSettings):
+    def __init__(self, cfg: StoreSettings, collection: str | None = None):
         self.cfg = cfg
         self.client = open_client(cfg)
-        self.collection = self.client.get_or_create_collection(
-            cfg.collection, metadata={"hnsw:space": "cosine"}
+        self.name = collection or cfg.collection
+        self.collection = self.client.get_or_create_collection(self.name, metadata={"hnsw:space": "cosine"})
+
+    @property
+    def models_dir(self) -> Path:
+        """Where models adapted for this store live (next to an embedded store; locally for a server)."""
+        return Path(self.cfg.path) / "models"
+
+    def model_record(self) -> ModelRecord | None:
+        meta = self.collection.metadata or {}
+        if "embedding_fingerprint" not in meta:
+            return None
+        return ModelRecord(str(meta.get("embedding_model", "")), str(meta["embedding_fingerprint"]))
+
+    def set_model_record(self, record: ModelRecord) -> None:
+        # Chroma refuses metadata that restates the distance function; the collection keeps it.
+        self.collection.modify(
+            metadata={"embedding_model": record.name, "embedding_fingerprint": record.fingerprint}
         )
+
+    def replace_with(self, other: PaperStore) -> None:
+        """Make `other` (a fully written sibling collection) this store's collection, under this name.
+
+        Until the old collection is dropped, a failure leaves it as it was."""
+        self.client.delete_collection(self.name)
+        other.collection.modify(name=self.name)
+        self.collection = self.client.get_collection(self.name)
+        other.name = self.name
+        other.collection = self.collection
+
+    def drop(self) -> None:
+        self.client.delete_collection(self.name)
 
     @property
     def location(self) -> str:

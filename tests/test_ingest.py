@@ -89,7 +89,7 @@ def test_long_abstract_is_covered_by_overlapping_windows_within_the_model_limit(
     windows = chunks[1:]
     assert all(w.embed_text.startswith(rec["title"] + "\n") for w in windows)
     # Every window but the one holding the over-long sentence fits the model's 256 word pieces.
-    over = [w for w in windows if count(w.embed_text) + 2 > limit]
+    over = [w for w, n in zip(windows, count([w.embed_text for w in windows])) if n + 2 > limit]
     assert len(over) == 1 and "unusually long" in over[0].embed_text
     # The windows' documents are the abstract exactly once, in order; windows overlap by a sentence.
     assert " ".join(w.document for w in windows if w.document) == rec["abstract"]

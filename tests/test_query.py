@@ -58,6 +58,7 @@ PAPERS = [
     ("law3", "The Law of Large Numbers in Attention", ["Someone Else"], "Poster"),
     ("law4", "Law and Order in Language Models", ["Someone Else"], "Poster"),
     ("diff", "Differential Transformer", ["Tianzhu Ye"], "Oral"),
+    ("fluid", "Fluid: Scaling Autoregressive Text-to-image Generative Models", ["Lijie Fan"], "Poster"),
 ]
 
 
@@ -226,6 +227,13 @@ class TestNamed:
         assert parse("rapid adaptation of agents", cat).named_ids == []
         assert parse("Rapid adaptation of agents", cat).named_ids == []  # first word of a sentence
         assert parse("methods for rapid inference", cat).named_ids == []
+
+    def test_lower_case_word_names_only_a_coined_name(self, cat: Catalog) -> None:
+        # "Fluid" is rare among titles, but an ordinary word: lower case it is the word, not the paper.
+        question = "proposes a graph-based latent diffusion model for computational fluid dynamics"
+        assert parse(question, cat).named_ids == []
+        assert parse("What does Fluid scale?", cat).named_ids == ["fluid"]
+        assert parse("what is leanagent", cat).named_ids == ["lean"]  # coined: a capital inside
 
     def test_shared_short_name_returns_both(self, cat: Catalog) -> None:
         r = parse("What is Samba?", cat)
