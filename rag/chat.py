@@ -71,7 +71,7 @@ _NUMBER_REF = re.compile(
     r"(?:\b(?:the\s+)?(?:paper|source|reference|citation)\s*#?\s*(\d+)\b|\[(\d+)\])", re.I
 )
 _SINGULAR_REF = re.compile(r"\b(?:(?:this|that|the)\s+(?:paper|work|study|article|one)|its|it)\b", re.I)
-_REFERENCE_LINE = re.compile(r"^\s*\[(\d+)\]\s+(.+?)(?:\s+\(attributed\))?(?:\s+[—-]\s+\S+)?\s*$")
+_REFERENCE_HEAD = re.compile(r"\[(\d{1,6})\]\s")
 _LABEL = re.compile(r"^\s*(?:standalone\s+question|question|rewritten(?:\s+question)?)\s*:\s*", re.I)
 
 
@@ -170,10 +170,27 @@ def reference_titles(turn: ChatTurn) -> dict[int, str]:
         return {c.number: c.title for c in turn.citations}
     out: dict[int, str] = {}
     for line in turn.content.splitlines():
-        m = _REFERENCE_LINE.match(line)
-        if m:
-            out[int(m.group(1))] = m.group(2).strip()
+        ref = reference_line(line)
+        if ref:
+            out[ref[0]] = ref[1]
     return out
+
+
+def reference_line(line: str) -> tuple[int, str] | None:
+    """`[n] Title`, `[n] Title — url` or `[n] Title (attributed) — url` → (n, title), else None.
+
+    Linear in the line's length whatever it holds (history is user input: a backtracking pattern
+    here once spent 27 s of CPU on one 20,000-character line)."""
+    text = line.strip()
+    head = _REFERENCE_HEAD.match(text)
+    if head is None:
+        return None
+    words = text[head.end():].split()
+    if len(words) >= 3 and words[-2] in ("—", "-"):
+        words = words[:-2]  # the link
+    if len(words) >= 2 and words[-1] == "(attributed)":
+        words = words[:-1]
+    return (int(head.group(1)), " ".join(words)) if words else None
 
 
 def strip_references(text: str) -> str:

@@ -8,7 +8,8 @@ from typing import Sequence
 from .prompts import REFUSAL
 
 # [1], [1, 2], [1][2], [Source 1], [1-2]
-MARKER = re.compile(r"\[\s*(?:sources?\s*)?(\d+(?:\s*(?:,|;|-|–|and)\s*(?:sources?\s*)?\d+)*)\s*\]", re.I)
+# At most 6 digits a number: "[" + 5,000 digits + "]" is no marker (int() refuses > 4,300 digits).
+MARKER = re.compile(r"\[\s*(?:sources?\s*)?(\d{1,6}(?:\s*(?:,|;|-|–|and)\s*(?:sources?\s*)?\d{1,6})*)\s*\]", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s*(?:\[[^\]]*\]))*\s+(?=[A-Z0-9\"'(\[])")
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|approx)\.$", re.I)
 MIN_WORDS = 4
@@ -53,7 +54,8 @@ def marker_numbers(sentence: str) -> list[int]:
 
 
 def strip_markers(sentence: str) -> str:
-    text = re.sub(r"\s+([.,;:!?])", r"\1", MARKER.sub("", sentence))
+    # (?<!\s): each whitespace run is tried once, from its start (linear on a long run of spaces).
+    text = re.sub(r"(?<!\s)\s+([.,;:!?])", r"\1", MARKER.sub("", sentence))
     return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 

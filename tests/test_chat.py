@@ -20,10 +20,12 @@ from rag.chat import (
     fallback_question,
     format_history,
     pointed_titles,
+    reference_line,
     reference_titles,
     resolve_pointers,
     usable,
 )
+from rag.citations import marker_numbers, strip_markers
 from rag.types import Citation
 
 LEAN = "LeanAgent: Lifelong Learning for Formal Theorem Proving"
@@ -74,6 +76,30 @@ def test_reference_titles_from_citations_or_reference_list() -> None:
     text = f"LeanAgent does X [1].\n\n**References**\n\n[1] {LEAN} — https://openreview.net/forum?id=a\n[2] {MRAG} (attributed) — https://x.org/b"
     turn = ChatTurn(role="assistant", content=text)
     assert reference_titles(turn) == {1: LEAN, 2: MRAG}
+    assert reference_line("[3] A Title - http://x") == (3, "A Title")
+    assert reference_line("[3] A - B: Title") == (3, "A - B: Title")
+    assert reference_line("[3]") is None and reference_line("no [1] reference") is None
+
+
+def test_hostile_history_lines_parse_in_linear_time() -> None:
+    """Issue 10: one 20,000-character history line took 27 s of CPU in a backtracking regex, and a
+    5,000-digit marker raised (a 500). Both are now ordinary text, parsed in one pass."""
+    hostile = [
+        "[1] x" + " " * 19990 + "x",
+        "[1] " + "a " * 9000 + "(attributed)" + " —" * 500,
+        "see [" + "9" * 5000 + "] and [1]",
+        "[" + "1, " * 6000 + "2]",
+    ]
+    start = time.process_time()
+    for line in hostile:
+        turn = ChatTurn(role="assistant", content=line)
+        reference_titles(turn)
+        marker_numbers(line)
+        strip_markers(line)
+    # Linear work is milliseconds; the old patterns needed tens of seconds for the first line alone.
+    assert time.process_time() - start < 1.0
+    assert reference_titles(ChatTurn(role="assistant", content=hostile[0])) == {1: "x x"}
+    assert marker_numbers(hostile[2]) == [1]
 
 
 @pytest.mark.parametrize(
