@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,10 +18,26 @@ class _Group(BaseModel):
     model_config = {"extra": "forbid"}
 
 
+def default_store_path(package_root: Path | None = None) -> Path:
+    """Where the embedded store lives unless RAG_STORE__PATH says otherwise; never the working
+    directory (a `rag ask` from another folder must not create and seed a second store).
+
+    In a source checkout (pyproject.toml and vectorstore/ beside the `rag` package): the checkout's
+    vectorstore/chroma, as the project layout has it. Installed as a package: a per-user data
+    directory ($XDG_DATA_HOME or ~/.local/share, then iclr-rag/chroma)."""
+    root = package_root or Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "vectorstore").is_dir():
+        return root / "vectorstore" / "chroma"
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "iclr-rag" / "chroma"
+
+
 class StoreSettings(_Group):
     path: Path = Field(
-        Path("vectorstore/chroma"),
-        description="Directory of the embedded Chroma database (PersistentClient).",
+        default_factory=default_store_path,
+        description="Directory of the embedded Chroma database (PersistentClient). Default: the "
+        "checkout's vectorstore/chroma, or $XDG_DATA_HOME/iclr-rag/chroma (~/.local/share/...) for an "
+        "installed package; never relative to the working directory.",
     )
     chroma_url: str | None = Field(
         None,

@@ -15,7 +15,10 @@ from rag.settings import env_fields  # noqa: E402
 def rows() -> list[str]:
     out = []
     for env, field in env_fields():
-        default = "" if field.default is None else field.default
+        if field.default_factory is not None:
+            default = "see meaning"  # computed where it runs (e.g. the store path)
+        else:
+            default = "" if field.default is None else field.default
         out.append(f"| `{env}` | `{default}` | {field.description or ''} |")
     return out
 

@@ -47,3 +47,27 @@ def test_readme_documents_every_setting() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     missing = [n for n, _ in env_fields() if f"`{n}`" not in readme]
     assert not missing, f"README lacks settings: {missing}"
+
+
+def test_default_store_path_does_not_depend_on_the_working_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """Issue 10: `rag ask` from another folder silently created and seeded a second store."""
+    from pathlib import Path
+
+    from rag.settings import default_store_path
+
+    repo = Path(__file__).resolve().parent.parent
+    monkeypatch.delenv("RAG_STORE__PATH", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert Settings().store.path == repo / "vectorstore" / "chroma"  # the checkout's, from anywhere
+    # Installed as a package (no checkout around it): a per-user data directory.
+    installed = tmp_path / "site-packages"
+    installed.mkdir()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert default_store_path(installed) == tmp_path / "data" / "iclr-rag" / "chroma"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert default_store_path(installed) == Path.home() / ".local" / "share" / "iclr-rag" / "chroma"
+    # An explicit setting still wins.
+    monkeypatch.setenv("RAG_STORE__PATH", str(tmp_path / "mine"))
+    assert Settings().store.path == tmp_path / "mine"
