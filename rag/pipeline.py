@@ -128,7 +128,7 @@ class RAG:
         new vectors go to a sibling collection that replaces the store's only once complete: a
         failure leaves the store and its model as they were."""
         from .adapt import AdaptConfig, AdaptReport, adapt_model, corpus_fingerprint
-        from .embeddings import bf16_supported, build_embedder, bundled_model_path, model_for_store
+        from .embeddings import bf16_supported, build_embedder, bundled_model_path, model_fingerprint, model_for_store
 
         cfg = cfg or AdaptConfig()
         with self._lock:
@@ -141,18 +141,18 @@ class RAG:
             work = store.models_dir / f".training-{os.getpid()}"
             shutil.rmtree(work, ignore_errors=True)
             sibling: PaperStore | None = None
+            created: Path | None = None  # a model directory this call made (removed if the re-embed fails)
             try:
                 bf16 = self.settings.embedding.precision == "bfloat16" or (
                     self.settings.embedding.precision == "auto" and bf16_supported()
                 )
                 adapt_model(Path(base), chunks, work, cfg, corpus=corpus, bf16=bf16, progress=progress)
-                from .embeddings import model_fingerprint
-
                 final = store.models_dir / model_fingerprint(work)
                 if final.exists():
                     shutil.rmtree(work)
                 else:
                     work.rename(final)
+                    created = final
                 path, record = model_for_store(
                     self.settings.embedding.model_copy(update={"model_path": final}), None, store.models_dir
                 )
@@ -164,11 +164,13 @@ class RAG:
                 sibling.set_model_record(record)
                 written = ingest_papers(sibling, embed, papers, self.settings.ingest, progress=progress)
                 store.replace_with(sibling)
-                sibling = None
+                sibling = created = None
             finally:
                 shutil.rmtree(work, ignore_errors=True)
                 if sibling is not None:
                     sibling.drop()
+                if created is not None:
+                    shutil.rmtree(created, ignore_errors=True)
             self._embed, self._model_record = embed, record
             _pin_llama_index_globals(embed_model=embed)
             self._retriever = self._engine = None

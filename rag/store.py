@@ -102,9 +102,18 @@ class PaperStore:
     def replace_with(self, other: PaperStore) -> None:
         """Make `other` (a fully written sibling collection) this store's collection, under this name.
 
-        Until the old collection is dropped, a failure leaves it as it was."""
-        self.client.delete_collection(self.name)
-        other.collection.modify(name=self.name)
+        The old collection steps aside under another name and is dropped only once the new one has
+        taken the name: at every moment one complete collection exists."""
+        aside = f"{self.name}-previous"
+        if aside in {c.name for c in self.client.list_collections()}:
+            self.client.delete_collection(aside)  # left by an earlier interrupted swap
+        self.collection.modify(name=aside)
+        try:
+            other.collection.modify(name=self.name)
+        except Exception:
+            self.collection.modify(name=self.name)  # put the old one back
+            raise
+        self.client.delete_collection(aside)
         self.collection = self.client.get_collection(self.name)
         other.name = self.name
         other.collection = self.collection

@@ -122,7 +122,7 @@ def test_failed_adapt_leaves_the_store_and_its_model(tmp_path: Path, monkeypatch
     assert fresh.store.model_record() == record and fresh.store.count_chunks() == chunks
     assert sorted(fresh.store.iter_records(["metadatas"]), key=lambda r: r[0]) == snapshot
     assert {c.name for c in fresh.store.client.list_collections()} == {"iclr2025_papers"}
-    assert not list((tmp_path / "chroma" / "models").glob(".training-*"))
+    assert not list((tmp_path / "chroma" / "models").glob("*"))  # no half-used model is left behind
     assert fresh.retrieve("reverse bottleneck", top_k=2).sources  # still answers with the bundled model
 
 
