@@ -95,27 +95,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="pairing and shuffling seed")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
 
-    for extra in _extra_commands():
-        extra(sub)
+    _add_extra_commands(sub)
     return parser
 
 
-def _extra_commands() -> list[Any]:
-    """Subcommands that live with their own stage (server, evals)."""
-    out = []
-    try:
-        from .server import add_serve_command
+# Commands that live with their own stage: (command, module, function that adds its subparser).
+EXTRA_COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("serve", "rag.server", "add_serve_command"),
+    ("eval", "evals.cli", "add_eval_command"),
+)
 
-        out.append(add_serve_command)
-    except ImportError:
-        pass
-    try:
-        from evals.cli import add_eval_command
 
-        out.append(add_eval_command)
-    except ImportError:
-        pass
-    return out
+def _add_extra_commands(sub: Any) -> None:
+    """Register every extra command. One that cannot be imported still appears, and running it is
+    an error naming what is missing: a broken import never silently removes a command."""
+    import importlib
+
+    for name, module, function in EXTRA_COMMANDS:
+        try:
+            register = getattr(importlib.import_module(module), function)
+        except ImportError as exc:
+            missing = exc.name or str(exc)
+            why = f"`rag {name}` is unavailable: importing {module} failed ({exc})"
+            p = sub.add_parser(name, help=f"(unavailable: {missing} cannot be imported)", description=why)
+            p.set_defaults(handler=_unavailable(why), unavailable=True)
+            continue
+        register(sub)
+
+
+def _unavailable(why: str) -> Any:
+    def handler(_args: argparse.Namespace, _settings: Any) -> int:
+        from .errors import ConfigError
+
+        raise ConfigError(f"{why}; reinstall with the README's setup (scripts/setup.sh)")
+
+    return handler
 
 
 def print_answer(answer: Any, out: Any = sys.stdout) -> None:
@@ -196,7 +210,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and not getattr(args, "unavailable", False):  # an unavailable command takes any options
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     from pydantic import ValidationError
 
     from .errors import RagError

@@ -29,6 +29,20 @@ def test_every_command_has_help() -> None:
         assert out.returncode == 0 and "usage: rag" in out.stdout, name
 
 
+def test_a_command_that_cannot_be_imported_is_an_error_not_missing() -> None:
+    """A broken import used to remove `rag eval` / `rag serve` silently (the ImportError was swallowed)."""
+    code = (
+        "import sys; sys.modules['evals.cli'] = None\n"  # importing it now raises ImportError
+        "from rag.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    run = lambda *a: subprocess.run([sys.executable, "-c", code, *a], capture_output=True, text=True, timeout=120)  # noqa: E731
+    listed = run("--help")
+    assert listed.returncode == 0 and "eval" in listed.stdout and "unavailable" in listed.stdout
+    assert "serve" in listed.stdout  # the other commands are unaffected
+    out = run("eval", "--preset", "dev")
+    assert out.returncode == 1 and out.stderr.startswith("error: `rag eval` is unavailable: importing evals.cli")
+
+
 def test_ask_prints_answer_and_numbered_sources_and_json() -> None:
     out = rag_cli("ask", GRAPH_Q)
     assert out.returncode == 0, out.stderr
