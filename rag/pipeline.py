@@ -128,7 +128,13 @@ class RAG:
         new vectors go to a sibling collection that replaces the store's only once complete: a
         failure leaves the store and its model as they were."""
         from .adapt import AdaptConfig, AdaptReport, adapt_model, corpus_fingerprint
-        from .embeddings import bf16_supported, build_embedder, bundled_model_path, model_fingerprint, model_for_store
+        from .embeddings import (
+            bf16_supported,
+            build_embedder,
+            bundled_model_path,
+            model_fingerprint,
+            model_for_store,
+        )
 
         cfg = cfg or AdaptConfig()
         with self._lock:
