@@ -97,6 +97,7 @@ class PaperRetriever:
         self.embed_model = embed_model
         self.cfg = cfg
         self._papers: PaperIndex | None = None
+        self._adapted: bool | None = None  # whether the store's vectors come from `rag adapt`
         self._chunks = 0  # chunks in the store at the last query (caps a dense query's size)
         self._lock = threading.Lock()
 
@@ -104,6 +105,16 @@ class PaperRetriever:
         """Forget the paper table, BM25 index and word statistics after the store changed."""
         with self._lock:
             self._papers = None
+            self._adapted = None
+
+    def feedback_weight(self) -> float:
+        """The configured feedback weight; unset: 0.5, or 0 when an adapted model wrote the store."""
+        if self.cfg.feedback_weight is not None:
+            return self.cfg.feedback_weight
+        if self._adapted is None:
+            record = self.store.model_record()
+            self._adapted = record is not None and record.name == "adapted"
+        return 0.0 if self._adapted else 0.5
 
     def papers(self) -> PaperIndex:
         """Every stored paper's metadata, abstract, BM25 index and author/title catalog (built once)."""
@@ -131,7 +142,7 @@ class PaperRetriever:
         if not papers:
             return query_vec
         centroid = np.mean([papers[p] for p in top if p in papers], axis=0)
-        moved = query_vec + self.cfg.feedback_weight * centroid
+        moved = query_vec + self.feedback_weight() * centroid
         return moved / max(float(np.linalg.norm(moved)), 1e-12)
 
     # -- the ranking ---------------------------------------------------------------------------
@@ -148,7 +159,7 @@ class PaperRetriever:
             return bm25, dense
         # BM25 first: it breaks ties, being the stronger single ranking on both dev sets.
         fused = rrf([[p for p, _ in bm25], dense.ranking()], self.cfg.rrf_k)
-        if self.cfg.feedback_weight > 0 and self.cfg.feedback_papers > 0 and fused:
+        if self.feedback_weight() > 0 and self.cfg.feedback_papers > 0 and fused:
             moved = self._feedback_vector(vector, [p for p, _ in fused[: self.cfg.feedback_papers]])
             second = self._dense(moved, n_chunks, decisions)
             fused = rrf([[p for p, _ in bm25], second.ranking()], self.cfg.rrf_k)

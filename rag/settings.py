@@ -103,12 +103,14 @@ class RetrievalSettings(_Group):
         "meant for an endpoint, see README); none: fused order.",
     )
     rerank_depth: int = Field(20, ge=2, le=50, description="Top fused papers the LLM reranks.")
-    feedback_weight: float = Field(
-        0.5,
+    feedback_weight: float | None = Field(
+        None,
         ge=0.0,
         le=5.0,
         description="Hybrid: weight of the top fused papers' mean vector added to the query vector for "
-        "a second dense pass (Rocchio pseudo-relevance feedback); 0 turns it off.",
+        "a second dense pass (Rocchio pseudo-relevance feedback); 0 turns it off. Default: 0.5, or 0 "
+        "for a store re-embedded by `rag adapt` (the adapted model already closes the gap feedback "
+        "closes; with both, topics nDCG@10 drops 0.379 -> 0.364).",
     )
     feedback_papers: int = Field(5, ge=0, le=50, description="Top fused papers used for feedback.")
     bm25_title_boost: int = Field(3, ge=1, le=10, description="Times the title is counted in a paper's BM25 text.")

@@ -82,6 +82,16 @@ def test_adapt_trains_saves_records_and_re_embeds(adapted: tuple[Path, dict]) ->
     assert len(before["after_top"]) == len(before["top"]) == 3  # the swapped-in collection answers
 
 
+def test_feedback_is_off_by_default_on_an_adapted_store(adapted: tuple[Path, dict], tmp_path: Path) -> None:
+    store, _ = adapted
+    assert RAG(_settings(store)).retriever.feedback_weight() == 0.0  # adapted model: no Rocchio pass
+    explicit = Settings(store={"path": store, "auto_seed": False}, retrieval={"feedback_weight": 0.5})
+    assert RAG(explicit).retriever.feedback_weight() == 0.5  # a setting always wins
+    bundled = RAG(_settings(tmp_path / "chroma"))
+    bundled.ingest([SEED_CORPUS], progress=False)
+    assert bundled.retriever.feedback_weight() == 0.5
+
+
 def test_a_new_process_uses_the_store_s_adapted_model(adapted: tuple[Path, dict]) -> None:
     store, before = adapted
     rag = RAG(_settings(store))  # nothing configured: the store decides
