@@ -28,7 +28,7 @@ refusal-threshold calibration), dense/BM25/hybrid, retrieval only; ci = 19-paper
 the in-repo seed_qa + unanswerable sets, retrieval and answers with the configured LLM (default:
 the bundled local model); answers = the same two sets over the 2,115-paper corpus.
 Flags given with a preset override it. A judge LLM for citation support, faithfulness and
-relevancy is configured with RAG_EVAL_JUDGE_BASE_URL / RAG_EVAL_JUDGE_MODEL / RAG_EVAL_JUDGE_API_KEY
+relevancy is configured with RAG_EVAL__JUDGE_BASE_URL / RAG_EVAL__JUDGE_MODEL / RAG_EVAL__JUDGE_API_KEY
 (or the flags below); without one, citation support uses the support checker (rag/support.py),
 whose precision and recall on evals/data/support_labels.jsonl every answers report prints
 (`rag eval --support-check` prints them alone).
@@ -93,8 +93,8 @@ def add_eval_command(sub: Any) -> None:
         help="JSON/TOML file of metric → minimum (see evals/thresholds/ci.json); exit 1 and "
         "name every metric that misses its threshold",
     )
-    p.add_argument("--judge-base-url", help="OpenAI-compatible judge endpoint (RAG_EVAL_JUDGE_BASE_URL)")
-    p.add_argument("--judge-model", help="judge model name (RAG_EVAL_JUDGE_MODEL)")
+    p.add_argument("--judge-base-url", help="OpenAI-compatible judge endpoint (RAG_EVAL__JUDGE_BASE_URL)")
+    p.add_argument("--judge-model", help="judge model name (RAG_EVAL__JUDGE_MODEL)")
     p.add_argument(
         "--max-false-refusal",
         type=float,
@@ -161,17 +161,12 @@ def build_run_config(args: argparse.Namespace) -> RunConfig:
         raise EvalError(f"invalid eval option {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
 
 
-def build_eval_settings(args: argparse.Namespace) -> EvalSettings:
-    """RAG_EVAL_* settings with the judge flags applied."""
-    try:
-        cfg = EvalSettings()
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise EvalError(f"invalid setting RAG_EVAL_{str(first['loc'][0]).upper()}: {first['msg']}") from exc
+def build_eval_settings(args: argparse.Namespace, settings: Settings) -> EvalSettings:
+    """RAG_EVAL__* settings with the judge flags applied."""
     update = {
         k: v for k, v in (("judge_base_url", args.judge_base_url), ("judge_model", args.judge_model)) if v
     }
-    return cfg.model_copy(update=update) if update else cfg
+    return settings.eval.model_copy(update=update) if update else settings.eval
 
 
 def run_eval(args: argparse.Namespace, settings: Settings) -> int:
@@ -185,7 +180,7 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.support_check:
         return run_support_check()
     run = build_run_config(args)
-    cfg = build_eval_settings(args)
+    cfg = build_eval_settings(args, settings)
     rules = load_thresholds(args.check) if args.check else None  # a bad file fails before the run
     evaluation = Evaluation(run, settings, cfg)
     try:

@@ -1,4 +1,4 @@
-"""What an evaluation runs (datasets, retrievers, answers) and the judge settings (`RAG_EVAL_*`)."""
+"""What an evaluation runs (datasets, retrievers, answers); judge settings are `Settings.eval` (RAG_EVAL__*)."""
 
 from __future__ import annotations
 
@@ -7,39 +7,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rag.settings import RetrieverMode, Settings
+from rag.settings import RETRIEVER_MODES, EvalSettings, RetrieverMode, Settings  # noqa: F401 - EvalSettings re-exported
 from rag.store import ModelRecord
 
 from .datasets import SHARED_DIR
 from .errors import EvalError
 
-RETRIEVERS: tuple[RetrieverMode, ...] = ("dense", "bm25", "hybrid")
+RETRIEVERS: tuple[RetrieverMode, ...] = RETRIEVER_MODES
 DEFAULT_OUT = Path("reports/eval")
-
-
-class EvalSettings(BaseSettings):
-    """Judge endpoint and statistics options, e.g. RAG_EVAL_JUDGE_BASE_URL."""
-
-    model_config = SettingsConfigDict(env_prefix="RAG_EVAL_", extra="forbid")
-
-    judge_base_url: str | None = Field(
-        None,
-        description="OpenAI-compatible endpoint of the LLM judge (citation support, faithfulness, "
-        "relevancy). Unset: citation support uses the support checker (rag/support.py), and "
-        "faithfulness/relevancy are skipped.",
-    )
-    judge_model: str | None = Field(None, description="Model name at the judge endpoint.")
-    judge_api_key: SecretStr | None = Field(None, description="API key of the judge endpoint, if any.")
-    judge_timeout: float = Field(120.0, gt=0, description="Seconds before one judge request times out.")
-    bootstrap_samples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples per CI.")
-    seed: int = Field(0, description="Seed of the bootstrap (fixed, so reports are reproducible).")
-
-    @property
-    def has_judge(self) -> bool:
-        return bool(self.judge_base_url)
 
 
 class RunConfig(BaseModel):

@@ -6,27 +6,27 @@ import logging
 import re
 import string
 from collections.abc import Sequence
-from functools import cache
-from pathlib import Path
 from typing import Any
+
+from rag import prompts
+from rag.errors import ConfigError
 
 from .config import EvalSettings
 from .errors import EvalError
 
 logger = logging.getLogger(__name__)
 
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+PROMPTS_DIR = prompts.PROMPTS_DIR / "eval"  # prompts/eval/, shipped in the package with the others
 _VERDICT = re.compile(r"\b(yes|no)\b", re.I)
 
 
 
-@cache
 def load_prompt(name: str) -> str:
-    """The text of evals/prompts/<name>.txt."""
-    path = PROMPTS_DIR / f"{name}.txt"
-    if not path.is_file():
-        raise EvalError(f"prompt file missing: {path}")
-    return path.read_text(encoding="utf-8").rstrip("\n")
+    """The text of prompts/eval/<name>.txt, through the library's prompt loader."""
+    try:
+        return prompts.load(f"eval/{name}")
+    except ConfigError as exc:
+        raise EvalError(str(exc)) from exc
 
 
 def render_prompt(name: str, **values: str) -> str:
@@ -45,11 +45,11 @@ def parse_verdict(text: str) -> bool | None:
 
 
 def build_judge(cfg: EvalSettings) -> Any | None:
-    """The judge LLM from RAG_EVAL_JUDGE_* (None when no endpoint is configured)."""
+    """The judge LLM from RAG_EVAL__JUDGE_* (None when no endpoint is configured)."""
     if not cfg.judge_base_url:
         return None
     if not cfg.judge_model:
-        raise EvalError("RAG_EVAL_JUDGE_MODEL (or --judge-model) must name the judge model")
+        raise EvalError("RAG_EVAL__JUDGE_MODEL (or --judge-model) must name the judge model")
     from rag.llm import build_llm
     from rag.settings import LLMSettings
 

@@ -170,7 +170,7 @@ def markdown(report: dict[str, Any], plots: dict[str, str]) -> str:
                 "_Citation support: share of (sentence, cited paper) pairs whose abstract states the "
                 "sentence by the rule in rag/support.py, measured above on the hand-labelled set "
                 "evals/data/support_labels.jsonl. No judge endpoint configured "
-                "(RAG_EVAL_JUDGE_BASE_URL), so faithfulness/relevancy are not measured._",
+                "(RAG_EVAL__JUDGE_BASE_URL), so faithfulness/relevancy are not measured._",
                 "",
             ]
         for ds, configs in report["answers"].items():

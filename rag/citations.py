@@ -120,3 +120,47 @@ def claims(text: str) -> list[tuple[str, list[int]]]:
             if numbers or len(plain.split()) >= MIN_WORDS:
                 out.append((plain, numbers))
     return out
+
+
+class LiveMarkerFilter:
+    """Streams tokens while dropping [n] markers that name no source (final text is validated later)."""
+
+    MAX_MARKER = 24
+
+    def __init__(self, valid_numbers: Sequence[int]):
+        self.valid = set(valid_numbers)
+        self._buf = ""
+
+    def feed(self, delta: str) -> str:
+        """Text that is safe to show now; a possible marker is held back until it closes."""
+        self._buf += delta
+        out = []
+        while self._buf:
+            i = self._buf.find("[")
+            if i < 0:
+                out.append(self._buf)
+                self._buf = ""
+                break
+            out.append(self._buf[:i])
+            rest = self._buf[i:]
+            j = rest.find("]")
+            if j < 0:
+                if len(rest) <= self.MAX_MARKER:
+                    self._buf = rest
+                    break
+                out.append(rest[0])
+                self._buf = rest[1:]
+                continue
+            token = rest[: j + 1]
+            if "[" in token[1:] or not MARKER.fullmatch(token):
+                out.append(rest[0])
+                self._buf = rest[1:]
+                continue
+            self._buf = rest[j + 1 :]
+            out.append("".join(f"[{n}]" for n in marker_numbers(token) if n in self.valid))
+        return "".join(out)
+
+    def flush(self) -> str:
+        """Whatever is still held back at the end of the stream."""
+        rest, self._buf = self._buf, ""
+        return rest

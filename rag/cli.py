@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any, Sequence
 
-from .settings import DECISIONS
+from .settings import DECISIONS, RETRIEVER_MODES
 
 logger = logging.getLogger("rag")
 
@@ -45,7 +45,7 @@ def _add_question_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-k", type=int, default=None, help="papers given to the LLM as sources")
     p.add_argument("--decision", action="append", choices=DECISIONS, default=None,
                    help="only papers with this decision (repeatable)")
-    p.add_argument("--retriever", choices=["dense", "bm25", "hybrid"], default=None,
+    p.add_argument("--retriever", choices=RETRIEVER_MODES, default=None,
                    help="retrieval mode (default: the setting RAG_RETRIEVAL__MODE)")
 
 
@@ -70,8 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the answer object as JSON")
     _add_question_options(p)
 
-    p = sub.add_parser("chat", help="ask questions in a loop in the terminal",
-                       description="Read questions from standard input until EOF or 'exit'.")
+    p = sub.add_parser("chat", help="a conversation in the terminal (follow-ups keep the context)",
+                       description="Read questions from standard input until EOF or 'exit'. Follow-ups "
+                       "(\"what dataset does the second one use?\") are condensed against the "
+                       "conversation; 'new' starts a new one.")
     _add_question_options(p)
 
     p = sub.add_parser("stats", help="papers and chunks in the store", description="Count papers and chunks.")
@@ -99,10 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Commands that live with their own stage: (command, module, function that adds its subparser).
-EXTRA_COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("serve", "rag.server", "add_serve_command"),
-    ("eval", "evals.cli", "add_eval_command"),
+# Commands of the outer layers: (command, module, function that adds its subparser, pip extra).
+EXTRA_COMMANDS: tuple[tuple[str, str, str, str], ...] = (
+    ("serve", "rag.serve", "add_serve_command", "serve"),
+    ("eval", "evals.cli", "add_eval_command", "eval"),
 )
 
 
@@ -111,12 +113,13 @@ def _add_extra_commands(sub: Any) -> None:
     an error naming what is missing: a broken import never silently removes a command."""
     import importlib
 
-    for name, module, function in EXTRA_COMMANDS:
+    for name, module, function, extra in EXTRA_COMMANDS:
         try:
             register = getattr(importlib.import_module(module), function)
         except ImportError as exc:
             missing = exc.name or str(exc)
-            why = f"`rag {name}` is unavailable: importing {module} failed ({exc})"
+            why = (f"`rag {name}` is unavailable: importing {module} failed ({exc}); it needs the "
+                   f"'{extra}' extra: pip install 'iclr-rag[{extra}]'")
             p = sub.add_parser(name, help=f"(unavailable: {missing} cannot be imported)", description=why)
             p.set_defaults(handler=_unavailable(why), unavailable=True)
             continue
@@ -127,7 +130,7 @@ def _unavailable(why: str) -> Any:
     def handler(_args: argparse.Namespace, _settings: Any) -> int:
         from .errors import ConfigError
 
-        raise ConfigError(f"{why}; reinstall with the README's setup (scripts/setup.sh)")
+        raise ConfigError(f"{why} (a checkout: scripts/setup.sh installs every extra)")
 
     return handler
 
@@ -143,6 +146,34 @@ def print_answer(answer: Any, out: Any = sys.stdout) -> None:
             print(f"  [{c.number}] {c.title}{tag}\n      {c.url}", file=out)
     elif not answer.refused:
         print("\n(warning: no sentence of this answer could be tied to a source)", file=out)
+
+
+def _chat_loop(rag: Any, args: argparse.Namespace) -> None:
+    from .errors import RagError
+
+    conversation = rag.conversation(top_k=args.top_k, decisions=args.decision, retriever=args.retriever)
+    print(f"{rag.stats()['papers']} papers. Ask a question ('new' starts over; Ctrl-D or 'exit' quits).")
+    while True:
+        try:
+            q = input("\n? ").strip()
+        except EOFError:
+            break
+        if q in {"exit", "quit"}:
+            break
+        if q == "new":
+            conversation.reset()
+            print("(new conversation)")
+            continue
+        if not q:
+            continue
+        try:
+            answer = conversation.ask(q)
+        except RagError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            continue
+        if answer.standalone_question and answer.standalone_question != answer.question:
+            print(f"(searched for: {answer.standalone_question})\n")
+        print_answer(answer)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -165,24 +196,7 @@ def _run(args: argparse.Namespace) -> int:
         else:
             print_answer(answer)
     elif args.command == "chat":
-        print(f"{rag.stats()['papers']} papers. Ask a question (Ctrl-D or 'exit' to quit).")
-        while True:
-            try:
-                q = input("\n? ").strip()
-            except EOFError:
-                break
-            if q in {"exit", "quit"}:
-                break
-            if not q:
-                continue
-            try:
-                print_answer(rag.ask(q, top_k=args.top_k, decisions=args.decision, retriever=args.retriever))
-            except Exception as exc:
-                from .errors import RagError
-
-                if not isinstance(exc, RagError):
-                    raise
-                print(f"error: {exc}", file=sys.stderr)
+        _chat_loop(rag, args)
     elif args.command == "stats":
         st = rag.stats()
         print(json.dumps(st) if args.json else

@@ -9,8 +9,10 @@ from typing import Any
 
 import httpx
 
+from . import __version__
 from .errors import InvalidRequestError, RagError
-from .types import Answer, Source
+from .events import Condensed, Event, Final, Sources, Token
+from .types import Answer
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +76,9 @@ class Client:
         transport: httpx.BaseTransport | None = None,
     ):
         self.base_url = base_url.rstrip("/")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        headers = {"User-Agent": f"iclr-rag-client/{__version__}"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
         self._http = httpx.Client(
             base_url=self.base_url,
             headers=headers,
@@ -130,8 +134,8 @@ class Client:
         top_k: int | None = None,
         decisions: Sequence[str] | None = None,
         retriever: str | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        """Events like `RAG.stream`: condensed, sources, token..., then answer (an Answer)."""
+    ) -> Iterator[Event]:
+        """Typed events like `RAG.chat_stream`: `Condensed`, `Sources`, `Token`..., then `Final`."""
         body = self._payload(question, history, top_k=top_k, decisions=decisions, retriever=retriever)
         url = self.base_url + "/api/ask/stream"
         try:
@@ -144,16 +148,13 @@ class Client:
                         err = data.get("error", {})
                         _raise_for(int(err.get("status", 500)), data, url)
                     elif event == "sources":
-                        yield {
-                            "type": "sources",
-                            "sources": [Source.model_validate(s) for s in data["sources"]],
-                        }
+                        yield Sources.model_validate(data)
                     elif event == "token":
-                        yield {"type": "token", "text": data["text"]}
+                        yield Token(text=data["text"])
                     elif event == "answer":
-                        yield {"type": "answer", "answer": Answer.model_validate(data)}
+                        yield Final(answer=Answer.model_validate(data))
                     elif event == "condensed":
-                        yield {"type": "condensed", **data}
+                        yield Condensed.model_validate(data)
         except httpx.TransportError as exc:
             raise self._unreachable(exc) from exc
 

@@ -145,11 +145,3 @@ def build_embedder(cfg: EmbeddingSettings, path: Path | None = None) -> BaseEmbe
     return model
 
 
-def unit_rows(vectors: Any) -> Any:
-    """Vectors as a float32 matrix of unit rows, so a dot product is a cosine similarity."""
-    import numpy as np
-
-    arr = np.asarray(vectors, dtype=np.float32)
-    if arr.size == 0:
-        return arr.reshape(0, 0)
-    return arr / np.maximum(np.linalg.norm(arr, axis=1, keepdims=True), 1e-12)

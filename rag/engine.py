@@ -18,18 +18,18 @@ from pydantic import ConfigDict
 
 from . import prompts
 from .citations import split_sentences
-from .embeddings import unit_rows
-from .errors import InvalidRequestError, LLMUnavailableError, RagError
+from .errors import RagError
+from .events import Event, Final, Sources, Token, final_answer
 from .evidence import Assessment, EvidenceConfig, assess
 from .grounding import SentenceGate, evidence_answer_parts
+from .limits import check_question
 from .llm import unavailable
 from .retrieve import PaperRetriever, Retrieval
 from .settings import RetrieverMode, Settings
 from .types import Answer, Source, Timings
+from .vectors import unit_rows
 
 logger = logging.getLogger(__name__)
-
-MAX_QUESTION_CHARS = 2000
 
 
 def format_sources(sources: Sequence[Source]) -> str:
@@ -92,15 +92,6 @@ def answer_messages(question: str, sources: Sequence[Source]) -> list[ChatMessag
         ChatMessage(role=MessageRole.SYSTEM, content=prompts.load("system")),
         ChatMessage(role=MessageRole.USER, content=user),
     ]
-
-
-def check_question(question: str) -> str:
-    q = (question or "").strip()
-    if not q:
-        raise InvalidRequestError("the question is empty")
-    if len(q) > MAX_QUESTION_CHARS:
-        raise InvalidRequestError(f"the question is longer than {MAX_QUESTION_CHARS} characters")
-    return q
 
 
 STREAM_WORDS = 8  # evidence streams a few words at a time, like generated text
@@ -175,8 +166,8 @@ class AnswerEngine(CustomQueryEngine):
         top_k: int | None = None,
         decisions: Sequence[str] | None = None,
         mode: RetrieverMode | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        """Events: {"type": "sources"}, then {"type": "token"}..., then {"type": "answer"}.
+    ) -> Iterator[Event]:
+        """Events: `Sources`, then `Token`..., then `Final`.
 
         Tokens are only ever text the final answer shows: quoted evidence, or LLM sentences that
         passed the support check.
@@ -191,22 +182,22 @@ class AnswerEngine(CustomQueryEngine):
             logger.info("refusing: %s (best dense %s)", verdict.reason, retrieval.best_dense)
             timings.total_ms = (time.perf_counter() - t0) * 1000
             answer = self._refusal(question, retrieval, timings, verdict.reason)
-            yield {"type": "sources", "sources": retrieval.sources}
-            yield {"type": "token", "text": answer.text}
-            yield {"type": "answer", "answer": answer}
+            yield Sources(sources=retrieval.sources)
+            yield Token(text=answer.text)
+            yield Final(answer=answer)
             return
-        yield {"type": "sources", "sources": retrieval.sources}
+        yield Sources(sources=retrieval.sources)
         if self.mode == "evidence":
             answer = yield from self._stream_evidence(question, retrieval, verdict, timings, t0)
         else:
             answer = yield from self._stream_generated(question, retrieval, verdict, timings, t0, embed)
         answer.timings.total_ms = (time.perf_counter() - t0) * 1000
-        yield {"type": "answer", "answer": answer}
+        yield Final(answer=answer)
 
     def _stream_evidence(
         self, question: str, retrieval: Retrieval, verdict: Assessment, timings: Timings, t0: float,
         removed: Sequence[str] = (), raw: str = "", tokens: int | None = None,
-    ) -> Generator[dict[str, Any], None, Answer]:
+    ) -> Generator[Event, None, Answer]:
         """The evidence answer, streamed an item at a time."""
         single = verdict.intent.kind == "single" and len(verdict.items) == 1
         items, citations = evidence_answer_parts(verdict.items, retrieval.sources)
@@ -215,7 +206,7 @@ class AnswerEngine(CustomQueryEngine):
             for piece in _pieces(("\n" if i else "") + line):
                 if timings.first_token_ms is None:
                     timings.first_token_ms = (time.perf_counter() - t0) * 1000
-                yield {"type": "token", "text": piece}
+                yield Token(text=piece)
         return self._answer(
             question,
             retrieval,
@@ -234,7 +225,7 @@ class AnswerEngine(CustomQueryEngine):
     def _stream_generated(
         self, question: str, retrieval: Retrieval, verdict: Assessment, timings: Timings, t0: float,
         embed: Any,
-    ) -> Generator[dict[str, Any], None, Answer]:
+    ) -> Generator[Event, None, Answer]:
         """The LLM's answer, shown a checked sentence at a time."""
         shown = excerpt_sources(question, retrieval.sources, embed, self._sentences_per_source())
         gate = SentenceGate(retrieval.sources, embed, self.settings.answer.replace_threshold)
@@ -250,7 +241,7 @@ class AnswerEngine(CustomQueryEngine):
                 if text:
                     if timings.first_token_ms is None:
                         timings.first_token_ms = (time.perf_counter() - t0) * 1000
-                    yield {"type": "token", "text": text}
+                    yield Token(text=text)
         except RagError:
             raise
         except _llm_errors() as exc:
@@ -259,7 +250,7 @@ class AnswerEngine(CustomQueryEngine):
         if text:
             if timings.first_token_ms is None:
                 timings.first_token_ms = (time.perf_counter() - t0) * 1000
-            yield {"type": "token", "text": text}
+            yield Token(text=text)
         if gate.removed_markers:
             logger.info("removed markers naming no source: %s", gate.removed_markers)
         if not gate.text():
@@ -291,10 +282,7 @@ class AnswerEngine(CustomQueryEngine):
         decisions: Sequence[str] | None = None,
         mode: RetrieverMode | None = None,
     ) -> Answer:
-        for event in self.stream_answer(question, top_k=top_k, decisions=decisions, mode=mode):
-            if event["type"] == "answer":
-                return event["answer"]
-        raise LLMUnavailableError("the answer stream ended without an answer")
+        return final_answer(self.stream_answer(question, top_k=top_k, decisions=decisions, mode=mode))
 
     def custom_query(self, query_str: str) -> Response:
         """llama-index entry point (used by its evaluators): the Answer rides in `metadata`."""

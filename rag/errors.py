@@ -45,3 +45,58 @@ class BusyError(RagError):
     def __init__(self, message: str, queue_full: bool):
         super().__init__(message)
         self.queue_full = queue_full
+
+
+# -- the one table of errors: HTTP status, error type and the message a person sees ------------------
+class ErrorInfo:
+    """How an edge reports an error: HTTP status, error type (the API's `error.type`), the library's
+    message and the sentence a chat user sees."""
+
+    __slots__ = ("status", "kind", "message", "user_message")
+
+    def __init__(self, status: int, kind: str, message: str, user_message: str):
+        self.status = status
+        self.kind = kind
+        self.message = message
+        self.user_message = user_message
+
+    def __repr__(self) -> str:
+        return f"ErrorInfo({self.status}, {self.kind!r}, {self.message!r})"
+
+
+# (class, HTTP status, error type, user message with {message}); the first matching class wins.
+ERROR_TABLE: tuple[tuple[type[RagError], int, str, str], ...] = (
+    (InvalidRequestError, 400, "invalid_request_error", "That request cannot be answered: {message}."),
+    (EmptyStoreError, 503, "empty_store",
+     "The paper store is empty. Ingest papers first (rag ingest), then ask again."),
+    (LLMUnavailableError, 503, "llm_unavailable",
+     "The language model is unreachable right now, so I cannot answer. ({message})"),
+    (StoreError, 503, "store_unavailable", "The paper store cannot be read: {message}"),
+    (ConfigError, 503, "config_error", "The service is misconfigured: {message}"),
+    (CorpusError, 400, "corpus_error", "The corpus cannot be read: {message}"),
+    (RagError, 500, "rag_error", "Something went wrong: {message}"),
+)
+_BUSY_MESSAGE = "Too many questions at once: {message}."
+
+
+def describe(exc: BaseException) -> ErrorInfo:
+    """Status, type and messages for any exception (a non-library one is an internal error)."""
+    message = str(exc)
+    if isinstance(exc, BusyError):
+        status, kind = (429, "queue_full") if exc.queue_full else (503, "queue_timeout")
+        return ErrorInfo(status, kind, message, _BUSY_MESSAGE.format(message=message))
+    for cls, status, kind, user in ERROR_TABLE:
+        if isinstance(exc, cls):
+            return ErrorInfo(status, kind, message, user.format(message=message))
+    return ErrorInfo(500, "internal_error", "internal server error (see the server log)",
+                     "Something went wrong on our side (see the server log).")
+
+
+def error_from(kind: str, message: str) -> RagError:
+    """The library exception for an error type read back from an API response."""
+    if kind in ("queue_full", "queue_timeout"):
+        return BusyError(message, queue_full=kind == "queue_full")
+    for cls, _status, name, _user in ERROR_TABLE:
+        if name == kind and cls is not CorpusError:
+            return cls(message)
+    return RagError(message)

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .citations import split_sentences
-from .embeddings import unit_rows
 from .query import QueryIntent
 from .terms import TermStats, content_stems, entities, stem, words
 from .types import Source
+from .vectors import unit_rows
 
 EmbedFn = Callable[[list[str]], list[list[float]]]
 

@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .citations import MIN_WORDS, is_refusal, marker_numbers, split_sentences, strip_markers, with_markers
-from .embeddings import unit_rows
 from .evidence import Item
 from .support import PaperText, Verdict, check
 from .types import AnswerItem, Citation, Source
+from .vectors import unit_rows
 
 EmbedFn = Callable[[list[str]], list[list[float]]]
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from .corpus import LoadReport, load_many, seed_path
 from .engine import AnswerEngine, build_engine
 from .errors import RagError
+from .events import Event
 from .ingest import Chunker, IngestReport, ingest_papers
 from .retrieve import PaperRetriever, Retrieval
 from .settings import RetrieverMode, Settings
@@ -21,6 +22,7 @@ from .types import Answer
 
 if TYPE_CHECKING:
     from .adapt import AdaptConfig, AdaptReport
+    from .conversation import Conversation
 
 logger = logging.getLogger(__name__)
 
@@ -232,9 +234,28 @@ class RAG:
         top_k: int | None = None,
         decisions: Sequence[str] | None = None,
         retriever: RetrieverMode | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        """Like `ask`, as events: sources, tokens, then the validated answer."""
+    ) -> Iterator[Event]:
+        """Like `ask`, as typed events (rag.events): `Sources`, `Token`..., then `Final` (the answer)."""
         return self.engine.stream_answer(question, top_k=top_k, decisions=decisions, mode=retriever)
+
+    def chat(self, question: str, history: Sequence[Any] = (), **options: Any) -> Answer:
+        """Answer a follow-up in the context of `history` (ChatTurns or {"role", "content"} dicts):
+        it is condensed into a standalone question first. Options as for `ask`."""
+        from .conversation import chat
+
+        return chat(self, question, history, **options)
+
+    def chat_stream(self, question: str, history: Sequence[Any] = (), **options: Any) -> Iterator[Event]:
+        """`chat` as events: `Condensed`, then those of `stream`."""
+        from .conversation import chat_stream
+
+        return chat_stream(self, question, history, **options)
+
+    def conversation(self, **options: Any) -> Conversation:
+        """A `Conversation` that keeps its turns: `conv.ask("...")`, then follow-ups."""
+        from .conversation import Conversation
+
+        return Conversation(self, **options)
 
 
 def _pin_llama_index_globals(llm: Any = None, embed_model: Any = None) -> None:

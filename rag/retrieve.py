@@ -19,10 +19,11 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from .errors import EmptyStoreError, InvalidRequestError
 from .lexical import PaperIndex
 from .query import QueryIntent, parse
-from .settings import DECISIONS, RetrievalSettings, RetrieverMode
+from .settings import DECISIONS, RETRIEVER_MODES, RetrievalSettings, RetrieverMode
 from .store import PaperStore
 from .terms import TermStats
 from .types import Source
+from .vectors import unit
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +144,7 @@ class PaperRetriever:
             return query_vec
         centroid = np.mean([papers[p] for p in top if p in papers], axis=0)
         moved = query_vec + self.feedback_weight() * centroid
-        return moved / max(float(np.linalg.norm(moved)), 1e-12)
+        return unit(moved)
 
     # -- the ranking ---------------------------------------------------------------------------
     def _rank(
@@ -174,7 +175,7 @@ class PaperRetriever:
     ) -> Retrieval:
         """The papers for a question, best first, with the intent that shaped the list."""
         mode = mode or self.cfg.mode
-        if mode not in ("dense", "bm25", "hybrid"):
+        if mode not in RETRIEVER_MODES:
             raise InvalidRequestError(f"unknown retriever {mode!r}; use dense, bm25 or hybrid")
         check_decisions(decisions)  # before any work
         self._chunks = self.store.count_chunks()

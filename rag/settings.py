@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .limits import Limits
+
+logger = logging.getLogger(__name__)
+
 RetrieverMode = Literal["dense", "bm25", "hybrid"]
+RETRIEVER_MODES: tuple[RetrieverMode, ...] = get_args(RetrieverMode)
 Decision = Literal["Oral", "Spotlight", "Poster"]
-DECISIONS: tuple[str, ...] = ("Oral", "Spotlight", "Poster")
+DECISIONS: tuple[str, ...] = get_args(Decision)
 
 
 class _Group(BaseModel):
@@ -197,6 +203,93 @@ class AnswerSettings(_Group):
         return self.mode
 
 
+class ServerSettings(_Group):
+    """Settings of `rag serve` (RAG_SERVER__*)."""
+
+    host: str = Field(
+        default="127.0.0.1", description="Interface to bind; keep 127.0.0.1 unless behind a proxy."
+    )
+    port: int = Field(default=7860, ge=0, le=65535, description="TCP port (0: any free port).")
+    api_key: SecretStr | None = Field(
+        default=None, description="When set, /api/* and /v1/* require `Authorization: Bearer <key>`."
+    )
+    ui_auth: SecretStr | None = Field(
+        default=None, description="`user:password` for a Gradio login page on the UI."
+    )
+    ui: bool = Field(default=True, description="Serve the chat UI at /.")
+    max_question_chars: int = Field(default=2000, ge=1, le=2000, description="Longest question accepted.")
+    max_history_messages: int = Field(
+        default=20, ge=0, le=200, description="Most earlier messages in a chat request."
+    )
+    max_history_chars: int = Field(
+        default=20000, ge=0, description="Most characters in all earlier messages together."
+    )
+    max_top_k: int = Field(
+        default=20, ge=1, le=50, description="Largest number of sources a request may ask for."
+    )
+    max_body_bytes: int = Field(default=262144, ge=1024, description="Largest request body in bytes.")
+    slots: int | None = Field(
+        default=None, ge=1, le=64, description="Generations at once (default: RAG_LLM__MAX_CONCURRENT)."
+    )
+    max_waiting: int = Field(default=16, ge=0, description="Requests that may wait for a slot; more get 429.")
+    queue_timeout: float = Field(
+        default=120.0, gt=0, description="Seconds a request waits for a slot before 503."
+    )
+    ui_queue_size: int = Field(default=32, ge=1, description="Size of the Gradio event queue of the UI.")
+    model_name: str = Field(default="iclr-rag", description="Model id reported by /v1/models.")
+
+    @field_validator("ui_auth")
+    @classmethod
+    def _user_pass(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and ":" not in v.get_secret_value():
+            raise ValueError("ui_auth must look like user:password")
+        return v
+
+    def limits(self) -> Limits:
+        """The input limits every route and the UI apply."""
+        return Limits(
+            question_chars=self.max_question_chars,
+            history_messages=self.max_history_messages,
+            history_chars=self.max_history_chars,
+            top_k=self.max_top_k,
+        )
+
+
+class EvalSettings(_Group):
+    """Judge endpoint and statistics options of `rag eval` (RAG_EVAL__*)."""
+
+    judge_base_url: str | None = Field(
+        None,
+        description="OpenAI-compatible endpoint of the LLM judge (citation support, faithfulness, "
+        "relevancy). Unset: citation support uses the support checker (rag/support.py), and "
+        "faithfulness/relevancy are skipped.",
+    )
+    judge_model: str | None = Field(None, description="Model name at the judge endpoint.")
+    judge_api_key: SecretStr | None = Field(None, description="API key of the judge endpoint, if any.")
+    judge_timeout: float = Field(120.0, gt=0, description="Seconds before one judge request times out.")
+    bootstrap_samples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples per CI.")
+    seed: int = Field(0, description="Seed of the bootstrap (fixed, so reports are reproducible).")
+
+    @property
+    def has_judge(self) -> bool:
+        return bool(self.judge_base_url)
+
+
+# Spellings from before one settings root (0.1): still read, with a warning naming the new one.
+LEGACY_ENV = {f"RAG_EVAL_{name.upper()}": f"RAG_EVAL__{name.upper()}" for name in EvalSettings.model_fields}
+
+
+def _legacy_env() -> dict[str, dict[str, str]]:
+    """Values of deprecated environment variables, as nested settings (the new spelling wins)."""
+    out: dict[str, dict[str, str]] = {}
+    for old, new in LEGACY_ENV.items():
+        if old in os.environ:
+            logger.warning("%s is deprecated; use %s", old, new)
+            if new not in os.environ:
+                out.setdefault("eval", {})[new.split("__", 1)[1].lower()] = os.environ[old]
+    return out
+
+
 class Settings(BaseSettings):
     """Everything configurable, e.g. RAG_LLM__BASE_URL or RAG_RETRIEVAL__TOP_K."""
 
@@ -210,7 +303,19 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    eval: EvalSettings = Field(default_factory=EvalSettings)
     log_level: str = Field("INFO", description="Logging level of the CLI and server.")
+
+    def __init__(self, **values: Any):
+        legacy = _legacy_env()
+        for group, fields in legacy.items():
+            given = values.get(group)
+            if isinstance(given, dict):
+                values[group] = {**fields, **given}
+            elif given is None and not any(k.startswith(f"RAG_{group.upper()}__") for k in os.environ):
+                values[group] = fields
+        super().__init__(**values)
 
     @field_validator("log_level")
     @classmethod

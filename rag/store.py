@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 from .errors import StoreError
 from .settings import StoreSettings
+from .vectors import unit
 
 logger = logging.getLogger(__name__)
 
@@ -200,7 +201,7 @@ class PaperStore:
         out = {}
         for pid, vecs in rows.items():
             mean = np.mean(np.asarray(windows.get(pid) or vecs, dtype=np.float32), axis=0)
-            out[pid] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+            out[pid] = unit(mean)
         return out
 
     def count_chunks(self) -> int:

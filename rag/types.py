@@ -117,8 +117,14 @@ class Answer(BaseModel):
             return ""
         return f"({n} sentence{'s' if n > 1 else ''} the cited abstracts do not state {'were' if n > 1 else 'was'} removed.)"
 
-    def to_markdown(self) -> str:
+    def tail_markdown(self) -> str:
+        """What follows the answer text: the removal note and the reference list (may be empty).
+        `rag.conversation.reference_line` reads such a list back from a conversation's history."""
         refs = self.references_markdown()
         note = self.removal_note()
-        body = self.text + (f"\n\n_{note}_" if note else "")
-        return body + (f"\n\n**References**\n\n{refs}" if refs else "")
+        tail = f"\n\n_{note}_" if note else ""
+        return tail + (f"\n\n**References**\n\n{refs}" if refs else "")
+
+    def to_markdown(self) -> str:
+        """The answer text with its removal note and reference list."""
+        return self.text + self.tail_markdown()

@@ -23,12 +23,27 @@ def rows() -> list[str]:
     return out
 
 
-def main() -> int:
-    readme = REPO / "README.md"
+def render(readme_text: str) -> str:
+    """The README text with its settings table regenerated."""
     table = "| variable | default | meaning |\n|---|---|---|\n" + "\n".join(rows())
-    text = re.sub(r"(<!-- settings-table:start -->\n).*?(\n<!-- settings-table:end -->)",
-                  lambda m: m.group(1) + table + m.group(2), readme.read_text(), flags=re.S)
-    readme.write_text(text)
+    return re.sub(r"(<!-- settings-table:start -->\n).*?(\n<!-- settings-table:end -->)",
+                  lambda m: m.group(1) + table + m.group(2), readme_text, flags=re.S)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Regenerate the settings table of README.md from "
+                                     "rag.settings (every RAG_* variable, one root).")
+    parser.add_argument("--check", action="store_true", help="only report whether the table is current")
+    args = parser.parse_args(argv)
+    readme = REPO / "README.md"
+    current = readme.read_text()
+    fresh = render(current)
+    if args.check:
+        print("README settings table is current" if fresh == current else "README settings table is stale")
+        return 0 if fresh == current else 1
+    readme.write_text(fresh)
     return 0
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv and install the project offline-capable: CPU torch, a portable llama.cpp build, dev tools.
+# Create .venv and install the project offline-capable: CPU torch, a portable llama.cpp build, every
+# extra (serve: API + UI, eval: plots, dev: test tools).
 # Idempotent: a second run takes seconds. Usage: scripts/setup.sh [--no-browser]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +31,7 @@ if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; t
 fi
 
 step "installing the project and its dependencies"
-"${PIP[@]}" install -q --find-links "$WHEELS" --only-binary llama-cpp-python -e ".[dev]"
+"${PIP[@]}" install -q --find-links "$WHEELS" --only-binary llama-cpp-python -e ".[serve,eval,dev]"
 
 if [ "${1:-}" != "--no-browser" ] && ! command -v chromium >/dev/null 2>&1; then
   step "installing Debian chromium for the browser tests"

@@ -118,10 +118,10 @@ def test_off_topic_question_is_refused_without_calling_the_llm(seed_rag, tmp_pat
 def test_stream_yields_sources_then_only_text_the_answer_shows(seed_rag, gen_rag, mode) -> None:
     rag = seed_rag if mode == "evidence" else gen_rag
     events = list(rag.stream(GRAPH_Q))
-    kinds = [e["type"] for e in events]
+    kinds = [e.type for e in events]
     assert kinds[0] == "sources" and kinds[-1] == "answer" and kinds.count("token") >= 1
-    answer = events[-1]["answer"]
-    assert "".join(e["text"] for e in events if e["type"] == "token") == answer.text
+    answer = events[-1].answer
+    assert "".join(e.text for e in events if e.type == "token") == answer.text
     assert_citations_valid(answer)
 
 

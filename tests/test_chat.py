@@ -1,4 +1,4 @@
-"""Conversation condensing, the generation gate and the live marker filter (rag/chat.py)."""
+"""Conversation condensing, the generation gate and the live marker filter (rag/conversation.py, rag/gate.py, rag/citations.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,9 @@ import time
 import pytest
 
 from rag import prompts
-from rag.chat import (
-    BusyError,
+from rag.citations import LiveMarkerFilter, marker_numbers, strip_markers
+from rag.conversation import (
     ChatTurn,
-    GenerationGate,
-    LiveMarkerFilter,
     chat,
     clean_llm_question,
     condense,
@@ -25,7 +23,8 @@ from rag.chat import (
     resolve_pointers,
     usable,
 )
-from rag.citations import marker_numbers, strip_markers
+from rag.errors import BusyError
+from rag.gate import GenerationGate
 from rag.types import Citation
 
 LEAN = "LeanAgent: Lifelong Learning for Formal Theorem Proving"

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from rag import RAG, Answer, Settings, Source
-from rag.chat import GenerationGate
 from rag.client import (
     APIConnectionError,
     AuthenticationError,
@@ -18,7 +17,8 @@ from rag.client import (
     ServiceUnavailableError,
 )
 from rag.errors import InvalidRequestError, RagError
-from rag.server import ServerSettings, running
+from rag.gate import GenerationGate
+from rag.serve import ServerSettings, running
 
 ON_TOPIC = "Which paper proposes a lifelong learning agent for formal theorem proving?"
 OFF_TOPIC = "What is the capital of France?"
@@ -90,10 +90,10 @@ def test_stopped_server_and_empty_store(tmp_path: Path) -> None:
 def test_stream_and_chat_with_the_local_model(server) -> None:
     client = Client(server.url, api_key="k")
     events = list(client.stream(ON_TOPIC))
-    kinds = [e["type"] for e in events]
+    kinds = [e.type for e in events]
     assert kinds[:2] == ["condensed", "sources"] and kinds[-1] == "answer" and kinds.count("token") >= 3
-    assert isinstance(events[1]["sources"][0], Source) and events[1]["sources"][0].title == LEAN
-    final = events[-1]["answer"]
+    assert isinstance(events[1].sources[0], Source) and events[1].sources[0].title == LEAN
+    final = events[-1].answer
     assert isinstance(final, Answer) and final.citations
 
     first = client.chat(ON_TOPIC)

@@ -36,15 +36,26 @@ def test_no_judge_without_an_endpoint():
 
 
 def test_judge_needs_a_model_name():
-    with pytest.raises(EvalError, match="RAG_EVAL_JUDGE_MODEL"):
+    with pytest.raises(EvalError, match="RAG_EVAL__JUDGE_MODEL"):
         build_judge(EvalSettings(judge_base_url="http://127.0.0.1:1/v1"))
 
 
 def test_judge_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("RAG_EVAL_JUDGE_BASE_URL", "http://127.0.0.1:8080/v1")
-    monkeypatch.setenv("RAG_EVAL_JUDGE_MODEL", "judge-model")
-    judge = build_judge(EvalSettings())
+    monkeypatch.setenv("RAG_EVAL__JUDGE_BASE_URL", "http://127.0.0.1:8080/v1")
+    monkeypatch.setenv("RAG_EVAL__JUDGE_MODEL", "judge-model")
+    judge = build_judge(Settings().eval)
     assert judge is not None and judge.model == "judge-model" and judge.api_base == "http://127.0.0.1:8080/v1"
+
+
+def test_the_old_eval_spelling_still_works_with_a_warning(monkeypatch: pytest.MonkeyPatch, caplog):
+    monkeypatch.setenv("RAG_EVAL_JUDGE_MODEL", "old-name")
+    monkeypatch.setenv("RAG_EVAL_SEED", "7")
+    with caplog.at_level("WARNING", logger="rag.settings"):
+        cfg = Settings().eval
+    assert cfg.judge_model == "old-name" and cfg.seed == 7
+    assert "RAG_EVAL_JUDGE_MODEL is deprecated; use RAG_EVAL__JUDGE_MODEL" in caplog.text
+    monkeypatch.setenv("RAG_EVAL__JUDGE_MODEL", "new-name")  # the new spelling wins
+    assert Settings().eval.judge_model == "new-name"
 
 
 def test_prompt_variables_are_checked():

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from rag import RAG, Settings
-from rag.chat import GenerationGate
-from rag.server import ServerSettings, running
+from rag.gate import GenerationGate
+from rag.serve import ServerSettings, running
 
 from .servers import free_port
 

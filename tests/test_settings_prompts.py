@@ -47,6 +47,16 @@ def test_readme_documents_every_setting() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     missing = [n for n, _ in env_fields() if f"`{n}`" not in readme]
     assert not missing, f"README lacks settings: {missing}"
+    # One root: the server's and the evaluation's settings are groups of the same table.
+    assert {"RAG_SERVER__API_KEY", "RAG_EVAL__JUDGE_MODEL", "RAG_LLM__MODEL"} <= {n for n, _ in env_fields()}
+    # The table is exactly what scripts/settings_table.py generates (descriptions and defaults too).
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("settings_table", REPO / "scripts" / "settings_table.py")
+    assert spec is not None and spec.loader is not None
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    assert table.render(readme) == readme, "README settings table is stale: run scripts/settings_table.py"
 
 
 def test_default_store_path_does_not_depend_on_the_working_directory(

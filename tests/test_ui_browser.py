@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rag import RAG, Settings
-from rag.server import ServerSettings, running
+from rag.serve import ServerSettings, running
 
 pytestmark = pytest.mark.slow
 

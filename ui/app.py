@@ -1,4 +1,4 @@
-"""The Gradio chat screen: a thin layer over `ui.render.chat_turn` (itself over `rag.chat.chat_stream`)."""
+"""The Gradio chat screen: a thin layer over `ui.render.chat_turn` (itself over `rag.conversation.chat_stream`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from rag.chat import GenerationGate
-from rag.settings import DECISIONS
+from rag.gate import GenerationGate
+from rag.limits import DEFAULT_LIMITS, Limits
+from rag.settings import DECISIONS, RETRIEVER_MODES
 
 from .render import chat_turn, escape_markdown, sources_html
 
@@ -85,10 +86,13 @@ def status_line(rag: Any) -> str:
     return escape_markdown(f"{papers} papers · LLM: {rag.settings.llm.display_name}{note}")
 
 
-def build_ui(rag: Any, gate: GenerationGate | None = None, max_top_k: int = 20, queue_size: int = 32) -> Any:
+def build_ui(
+    rag: Any, gate: GenerationGate | None = None, limits: Limits = DEFAULT_LIMITS, queue_size: int = 32
+) -> Any:
     """The chat Blocks (queued); mount it with `mount_ui` or launch it directly."""
     import gradio as gr
 
+    max_top_k = limits.top_k
     default_k = min(rag.settings.retrieval.top_k, max_top_k)
     slots = gate.slots if gate is not None else rag.settings.llm.max_concurrent
 
@@ -100,7 +104,8 @@ def build_ui(rag: Any, gate: GenerationGate | None = None, max_top_k: int = 20, 
             return
         first = True
         for view in chat_turn(
-            rag, message, turns or [], top_k=int(top_k), decisions=decisions, retriever=retriever, gate=gate
+            rag, message, turns or [], top_k=int(top_k), decisions=decisions, retriever=retriever, gate=gate,
+            limits=limits,
         ):
             if view.error:
                 gr.Warning(view.error)
@@ -135,7 +140,7 @@ def build_ui(rag: Any, gate: GenerationGate | None = None, max_top_k: int = 20, 
                         show_label=False,
                         scale=5,
                         elem_id="rag-input",
-                        max_length=2000,
+                        max_length=limits.question_chars,
                     )
                     send = gr.Button("Ask", variant="primary", scale=1, elem_id="rag-send")
                 with gr.Row():
@@ -155,7 +160,7 @@ def build_ui(rag: Any, gate: GenerationGate | None = None, max_top_k: int = 20, 
                         1, max_top_k, value=default_k, step=1, label="Number of sources", elem_id="rag-topk"
                     )
                     retriever = gr.Radio(
-                        ["hybrid", "dense", "bm25"],
+                        list(RETRIEVER_MODES),
                         value=rag.settings.retrieval.mode,
                         label="Retriever",
                         elem_id="rag-retriever",
@@ -195,13 +200,13 @@ def mount_ui(
     gate: GenerationGate | None = None,
     path: str = "/",
     auth: tuple[str, str] | None = None,
-    max_top_k: int = 20,
+    limits: Limits = DEFAULT_LIMITS,
     queue_size: int = 32,
 ) -> Any:
     """Mount the chat UI on a FastAPI app (Gradio login when `auth` is given)."""
     import gradio as gr
 
-    demo = build_ui(rag, gate, max_top_k=max_top_k, queue_size=queue_size)
+    demo = build_ui(rag, gate, limits=limits, queue_size=queue_size)
     return gr.mount_gradio_app(
         app,
         demo,

@@ -14,9 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from rag.chat import BusyError, ChatTurn, GenerationGate, LiveMarkerFilter, chat_stream
-from rag.citations import ITEM, MARKER, marker_numbers, split_sentences
-from rag.errors import EmptyStoreError, InvalidRequestError, LLMUnavailableError, RagError, StoreError
+from rag.citations import ITEM, MARKER, LiveMarkerFilter, marker_numbers, split_sentences
+from rag.conversation import ChatTurn, chat_stream
+from rag.errors import RagError, describe
+from rag.events import Condensed, Final, Sources, Token
+from rag.gate import GenerationGate
+from rag.limits import DEFAULT_LIMITS, Limits
 from rag.types import Answer, Citation, Source
 
 logger = logging.getLogger(__name__)
@@ -175,18 +178,8 @@ def sources_html(
 
 
 def friendly_error(exc: BaseException) -> str:
-    """The message a chat user sees for a library error."""
-    if isinstance(exc, LLMUnavailableError):
-        return f"The language model is unreachable right now, so I cannot answer. ({exc})"
-    if isinstance(exc, EmptyStoreError):
-        return "The paper store is empty. Ingest papers first (rag ingest), then ask again."
-    if isinstance(exc, BusyError):
-        return f"Too many questions at once: {exc}."
-    if isinstance(exc, StoreError):
-        return f"The paper store cannot be read: {exc}"
-    if isinstance(exc, InvalidRequestError):
-        return f"That request cannot be answered: {exc}."
-    return f"Something went wrong: {exc}"
+    """The message a chat user sees for an error (the table in rag.errors)."""
+    return describe(exc).user_message
 
 
 @dataclass
@@ -226,15 +219,22 @@ def earlier_answers(turns: Sequence[dict[str, Any]]) -> list[tuple[int, str, Ans
     ]
 
 
-def history_from_turns(turns: Sequence[dict[str, Any]]) -> list[ChatTurn]:
-    """The conversation for condensing: answered turns only (failed ones are left out)."""
+def history_from_turns(turns: Sequence[dict[str, Any]], limits: Limits = DEFAULT_LIMITS) -> list[ChatTurn]:
+    """The conversation for condensing: the latest answered turns (failed ones are left out) that
+    fit the history limits; a long session keeps its screen but sends only its recent turns."""
     out: list[ChatTurn] = []
-    for t in turns:
+    chars = 0
+    for t in reversed(turns):
         if not t.get("answer"):
             continue
         a = Answer.model_validate(t["answer"])
-        out.append(ChatTurn(role="user", content=t["question"]))
-        out.append(ChatTurn(role="assistant", content=a.text, citations=a.citations))
+        pair = [ChatTurn(role="user", content=t["question"]),
+                ChatTurn(role="assistant", content=a.text, citations=a.citations)]
+        size = sum(len(p.content) for p in pair)
+        if len(out) + 2 > limits.history_messages or chars + size > limits.history_chars:
+            break
+        out[:0] = pair
+        chars += size
     return out
 
 
@@ -246,6 +246,7 @@ def chat_turn(
     decisions: Sequence[str] | None = None,
     retriever: str | None = None,
     gate: GenerationGate | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Iterator[View]:
     """One question in a session: yields views as the answer streams; the last one has `done`."""
     turns = list(turns)
@@ -265,7 +266,7 @@ def chat_turn(
     flt = LiveMarkerFilter([])
     panel = ""
     try:
-        history = history_from_turns(turns)
+        history = history_from_turns(turns, limits)
         for ev in chat_stream(
             rag,
             question,
@@ -274,19 +275,20 @@ def chat_turn(
             decisions=decisions or None,
             retriever=retriever or None,  # type: ignore[arg-type]
             gate=gate,
+            limits=limits,
         ):
-            if ev["type"] == "condensed" and ev["method"] != "none":
-                searched = ev["standalone_question"]
-            elif ev["type"] == "sources":
-                sources = list(ev["sources"])
+            if isinstance(ev, Condensed) and ev.method != "none":
+                searched = ev.standalone_question
+            elif isinstance(ev, Sources):
+                sources = list(ev.sources)
                 flt = LiveMarkerFilter([s.number for s in sources])
                 panel = sources_html(None, sources, searched, "streaming", turn, earlier)
                 yield pending("*Writing the answer…*", panel)
-            elif ev["type"] == "token":
-                live += flt.feed(ev["text"])
+            elif isinstance(ev, Token):
+                live += flt.feed(ev.text)
                 yield pending(answer_markdown(live, [s.number for s in sources], turn), panel)
-            elif ev["type"] == "answer":
-                answer: Answer = ev["answer"]
+            elif isinstance(ev, Final):
+                answer = ev.answer
                 turns.append({"question": question, "answer": answer.model_dump(mode="json")})
                 panel = sources_html(answer, searched=searched, turn=turn, earlier=earlier)
                 yield View(display_messages(turns), panel, answer.to_markdown(), turns, done=True)

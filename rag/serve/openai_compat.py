@@ -1,4 +1,8 @@
-"""The OpenAI-compatible API: /v1/models and /v1/chat/completions (with and without streaming)."""
+"""The OpenAI-compatible API: /v1/models and /v1/chat/completions (with and without streaming).
+
+Responses are built from the `openai` package's own types (ChatCompletion, ChatCompletionChunk,
+Model), so they are what an OpenAI client parses; `citations` and `answer` ride as extra fields.
+"""
 
 import logging
 import time
@@ -6,14 +10,22 @@ import uuid
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from openai.types import CompletionUsage, Model
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage
+from openai.types.chat.chat_completion import Choice
+from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
+from openai.types.chat.chat_completion_chunk import ChoiceDelta
 from pydantic import BaseModel, ConfigDict, Field
 
-from .api_core import Api, AskRequest, chain_events, close_events, sse, stream_headers
-from .chat import ChatTurn, LiveMarkerFilter
-from .errors import InvalidRequestError, RagError
-from .server_settings import error_status
-from .settings import Decision, RetrieverMode
-from .types import Answer
+from rag.citations import LiveMarkerFilter
+from rag.conversation import ChatTurn
+from rag.errors import InvalidRequestError, RagError
+from rag.events import Event, Final, Sources, Token
+from rag.settings import Decision, RetrieverMode
+from rag.types import Answer
+
+from .api import Api, AskRequest, chain_events, close_events, sse, stream_headers
+from .errors import error_event
 
 logger = logging.getLogger(__name__)
 
@@ -63,75 +75,74 @@ def completion_text(answer: Answer) -> str:
     return answer.to_markdown()
 
 
+def _dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json", exclude_unset=True)
+
+
 def _chunk(
-    cid: str, created: int, model: str, delta: dict[str, Any], finish: str | None = None, **extra: Any
+    cid: str, created: int, model: str, delta: ChoiceDelta, finish: Literal["stop"] | None = None, **extra: Any
 ) -> dict[str, Any]:
-    return {
-        "id": cid,
-        "object": "chat.completion.chunk",
-        "created": created,
-        "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    chunk = ChatCompletionChunk(
+        id=cid,
+        object="chat.completion.chunk",
+        created=created,
+        model=model,
+        choices=[ChunkChoice(index=0, delta=delta, finish_reason=finish)],
         **extra,
-    }
+    )
+    return _dump(chunk)
 
 
 def _model_card(name: str, created: int) -> dict[str, Any]:
-    return {"id": name, "object": "model", "created": created, "owned_by": "iclr-rag"}
+    return _dump(Model(id=name, object="model", created=created, owned_by="iclr-rag"))
 
 
 def _completion(api: Api, req: AskRequest, cid: str, created: int, name: str) -> dict[str, Any]:
     answer = api.answer(req)
-    return {
-        "id": cid,
-        "object": "chat.completion",
-        "created": created,
-        "model": name,
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": completion_text(answer)},
-            }
+    tokens = answer.completion_tokens or 0
+    completion = ChatCompletion(
+        id=cid,
+        object="chat.completion",
+        created=created,
+        model=name,
+        choices=[
+            Choice(
+                index=0,
+                finish_reason="stop",
+                message=ChatCompletionMessage(role="assistant", content=completion_text(answer)),
+            )
         ],
-        "usage": {
-            "prompt_tokens": 0,
-            "completion_tokens": answer.completion_tokens or 0,
-            "total_tokens": answer.completion_tokens or 0,
-        },
-        "citations": [c.model_dump(mode="json") for c in answer.citations],
-        "answer": answer.model_dump(mode="json"),
-    }
+        usage=CompletionUsage(prompt_tokens=0, completion_tokens=tokens, total_tokens=tokens),
+        citations=[c.model_dump(mode="json") for c in answer.citations],
+        answer=answer.model_dump(mode="json"),
+    )
+    return _dump(completion)
 
 
 def _completion_chunks(
-    head: list[dict[str, Any]], events: Iterator[dict[str, Any]], cid: str, created: int, name: str
+    head: list[Event], events: Iterator[Event], cid: str, created: int, name: str
 ) -> Iterator[str]:
     flt = LiveMarkerFilter([])
     try:
-        yield sse(_chunk(cid, created, name, {"role": "assistant", "content": ""}))
+        yield sse(_chunk(cid, created, name, ChoiceDelta(role="assistant", content="")))
         for ev in chain_events(head, events):
-            if ev["type"] == "sources":
-                flt = LiveMarkerFilter([s.number for s in ev["sources"]])
-            elif ev["type"] == "token":
-                text = flt.feed(ev["text"])
+            if isinstance(ev, Sources):
+                flt = LiveMarkerFilter([s.number for s in ev.sources])
+            elif isinstance(ev, Token):
+                text = flt.feed(ev.text)
                 if text:
-                    yield sse(_chunk(cid, created, name, {"content": text}))
-            elif ev["type"] == "answer":
-                answer: Answer = ev["answer"]
-                tail = flt.flush()
-                refs = answer.references_markdown()
-                note = answer.removal_note()
-                tail += f"\n\n_{note}_" if note else ""
-                tail += f"\n\n**References**\n\n{refs}" if refs else ""
+                    yield sse(_chunk(cid, created, name, ChoiceDelta(content=text)))
+            elif isinstance(ev, Final):
+                answer = ev.answer
+                tail = flt.flush() + answer.tail_markdown()
                 if tail:
-                    yield sse(_chunk(cid, created, name, {"content": tail}))
+                    yield sse(_chunk(cid, created, name, ChoiceDelta(content=tail)))
                 yield sse(
                     _chunk(
                         cid,
                         created,
                         name,
-                        {},
+                        ChoiceDelta(),
                         "stop",
                         citations=[c.model_dump(mode="json") for c in answer.citations],
                         answer=answer.model_dump(mode="json"),
@@ -139,8 +150,9 @@ def _completion_chunks(
                 )
         yield sse("[DONE]")
     except RagError as exc:
-        status, kind = error_status(exc)
-        yield sse({"error": {"type": kind, "message": str(exc), "code": status}})
+        body = error_event(exc)
+        body["error"]["code"] = body["error"].pop("status")
+        yield sse(body)
     finally:
         close_events(events)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,8 +23,10 @@ from pydantic import BaseModel, Field
 
 from . import prompts
 from .citations import MARKER, is_refusal, marker_numbers
-from .engine import check_question
-from .errors import BusyError, RagError  # noqa: F401 - BusyError is part of this module's API
+from .errors import RagError
+from .events import Condensed, Event, Final, final_answer
+from .gate import GenerationGate
+from .limits import DEFAULT_LIMITS, Limits, check_request
 from .settings import RetrieverMode
 from .types import Answer, Citation
 
@@ -85,74 +86,8 @@ class ChatTurn(BaseModel):
     )
 
 
-class GenerationGate:
-    """At most `slots` generations at once and `max_waiting` callers in line; the rest are refused."""
-
-    def __init__(self, slots: int = 1, max_waiting: int = 16, timeout: float = 120.0):
-        self.slots = slots
-        self.max_waiting = max_waiting
-        self.timeout = timeout
-        self._sem = threading.BoundedSemaphore(slots)
-        self._lock = threading.Lock()
-        self._waiting = 0
-        self._running = 0
-
-    def stats(self) -> dict[str, int]:
-        """Generations running and callers waiting right now."""
-        with self._lock:
-            return {
-                "running": self._running,
-                "waiting": self._waiting,
-                "slots": self.slots,
-                "max_waiting": self.max_waiting,
-            }
-
-    def check(self) -> None:
-        """Raise BusyError now if a new caller could not even join the line."""
-        with self._lock:
-            if self._running >= self.slots and self._waiting >= self.max_waiting:
-                raise BusyError(
-                    f"the server is busy ({self._waiting} requests waiting); try again shortly",
-                    queue_full=True,
-                )
-
-    @contextlib.contextmanager
-    def slot(self) -> Iterator[None]:
-        """Hold one generation slot, waiting in line up to `timeout` seconds."""
-        with self._lock:
-            if not self._sem.acquire(blocking=False):
-                if self._waiting >= self.max_waiting:
-                    raise BusyError(
-                        f"the server is busy ({self._waiting} requests waiting); try again shortly",
-                        queue_full=True,
-                    )
-                self._waiting += 1
-                acquired = False
-            else:
-                acquired = True
-        if not acquired:
-            try:
-                acquired = self._sem.acquire(timeout=self.timeout)
-            finally:
-                with self._lock:
-                    self._waiting -= 1
-            if not acquired:
-                raise BusyError(
-                    f"no generation slot became free within {self.timeout:.0f}s; try again shortly",
-                    queue_full=False,
-                )
-        with self._lock:
-            self._running += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._running -= 1
-            self._sem.release()
-
-
 @dataclass
-class Condensed:
+class Rewrite:
     """The question used for retrieval, and how it was obtained."""
 
     question: str
@@ -342,13 +277,13 @@ def format_history(history: Sequence[ChatTurn]) -> str:
     return "\n".join(lines)
 
 
-def condense(llm: Any, question: str, history: Sequence[ChatTurn]) -> Condensed:
+def condense(llm: Any, question: str, history: Sequence[ChatTurn]) -> Rewrite:
     """A standalone question for retrieval: the LLM's rewrite when usable, else the fallback."""
     if not any(t.role == "user" for t in history) or not depends_on_history(question):
-        return Condensed(question=question, method="none")  # a new topic is kept word for word
+        return Rewrite(question=question, method="none")  # a new topic is kept word for word
     resolved = resolve_pointers(question, history)
     if resolved:
-        return Condensed(question=resolved, method="rule")  # exact; no need to ask the model
+        return Rewrite(question=resolved, method="rule")  # exact; no need to ask the model
     prompt = prompts.render("condense", history=format_history(history), question=question)
     raw = ""
     try:
@@ -361,10 +296,10 @@ def condense(llm: Any, question: str, history: Sequence[ChatTurn]) -> Condensed:
     candidate = clean_llm_question(raw)
     if usable(candidate, question, history):
         logger.info("condensed by the LLM: %r -> %r", question, candidate)
-        return Condensed(question=candidate, method="llm", llm_output=raw)
+        return Rewrite(question=candidate, method="llm", llm_output=raw)
     fallback = fallback_question(question, history)
     logger.info("condense output unusable (%r); rewrite: %r", candidate[:80], fallback)
-    return Condensed(question=fallback, method="fallback", llm_output=raw)
+    return Rewrite(question=fallback, method="fallback", llm_output=raw)
 
 
 def chat_stream(
@@ -375,18 +310,18 @@ def chat_stream(
     decisions: Sequence[str] | None = None,
     retriever: RetrieverMode | None = None,
     gate: GenerationGate | None = None,
-) -> Iterator[dict[str, Any]]:
-    """Events: {"type": "condensed"}, then `RAG.stream`'s sources, tokens and answer."""
-    question = check_question(question)
+    limits: Limits = DEFAULT_LIMITS,
+) -> Iterator[Event]:
+    """Events: `Condensed`, then `RAG.stream`'s `Sources`, `Token`... and `Final`."""
+    question = check_request(question, history, top_k, limits)
     turns = [t if isinstance(t, ChatTurn) else ChatTurn.model_validate(t) for t in history]
     with gate.slot() if gate is not None else contextlib.nullcontext():
-        condensed = condense(rag.llm, question, turns) if turns else Condensed(question, "none")
-        yield {"type": "condensed", "standalone_question": condensed.question, "method": condensed.method}
-        for event in rag.stream(condensed.question, top_k=top_k, decisions=decisions, retriever=retriever):
-            if event["type"] == "answer":
-                answer: Answer = event["answer"]
-                answer.question = question
-                answer.standalone_question = condensed.question
+        rewrite = condense(rag.llm, question, turns) if turns else Rewrite(question, "none")
+        yield Condensed(standalone_question=rewrite.question, method=rewrite.method)
+        for event in rag.stream(rewrite.question, top_k=top_k, decisions=decisions, retriever=retriever):
+            if isinstance(event, Final):
+                event.answer.question = question
+                event.answer.standalone_question = rewrite.question
             yield event
 
 
@@ -394,51 +329,45 @@ def chat(
     rag: Any, question: str, history: Sequence[ChatTurn | dict[str, Any]] = (), **options: Any
 ) -> Answer:
     """Answer a question in the context of a conversation."""
-    for event in chat_stream(rag, question, history, **options):
-        if event["type"] == "answer":
-            return event["answer"]
-    raise RagError("the answer stream ended without an answer")
+    return final_answer(chat_stream(rag, question, history, **options))
 
 
-class LiveMarkerFilter:
-    """Streams tokens while dropping [n] markers that name no source (final text is validated later)."""
+class Conversation:
+    """A conversation with the library: follow-ups are condensed against the turns kept here.
 
-    MAX_MARKER = 24
+    `conversation.ask("...")` answers and remembers the exchange; at most `max_turns` exchanges are
+    kept (older ones are dropped), so a long session neither grows without bound nor exceeds the
+    history limits."""
 
-    def __init__(self, valid_numbers: Sequence[int]):
-        self.valid = set(valid_numbers)
-        self._buf = ""
+    def __init__(self, rag: Any, max_turns: int = 10, limits: Limits = DEFAULT_LIMITS, **options: Any):
+        if max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+        self.rag = rag
+        self.max_turns = max_turns
+        self.limits = limits
+        self.options = {**options, "limits": limits}
+        self.turns: list[ChatTurn] = []
 
-    def feed(self, delta: str) -> str:
-        """Text that is safe to show now; a possible marker is held back until it closes."""
-        self._buf += delta
-        out = []
-        while self._buf:
-            i = self._buf.find("[")
-            if i < 0:
-                out.append(self._buf)
-                self._buf = ""
-                break
-            out.append(self._buf[:i])
-            rest = self._buf[i:]
-            j = rest.find("]")
-            if j < 0:
-                if len(rest) <= self.MAX_MARKER:
-                    self._buf = rest
-                    break
-                out.append(rest[0])
-                self._buf = rest[1:]
-                continue
-            token = rest[: j + 1]
-            if "[" in token[1:] or not MARKER.fullmatch(token):
-                out.append(rest[0])
-                self._buf = rest[1:]
-                continue
-            self._buf = rest[j + 1 :]
-            out.append("".join(f"[{n}]" for n in marker_numbers(token) if n in self.valid))
-        return "".join(out)
+    def stream(self, question: str, **options: Any) -> Iterator[Event]:
+        """Events of the answer; the exchange is remembered once the answer arrives."""
+        for event in chat_stream(self.rag, question, list(self.turns), **{**self.options, **options}):
+            if isinstance(event, Final):
+                self.remember(event.answer)
+            yield event
 
-    def flush(self) -> str:
-        """Whatever is still held back at the end of the stream."""
-        rest, self._buf = self._buf, ""
-        return rest
+    def ask(self, question: str, **options: Any) -> Answer:
+        """Answer a (follow-up) question and remember the exchange."""
+        return final_answer(self.stream(question, **options))
+
+    def remember(self, answer: Answer) -> None:
+        """Keep an answered exchange (the user's words and the cited answer)."""
+        self.turns.append(ChatTurn(role="user", content=answer.question))
+        self.turns.append(ChatTurn(role="assistant", content=answer.text, citations=answer.citations))
+        keep = min(2 * self.max_turns, self.limits.history_messages)
+        del self.turns[: max(0, len(self.turns) - keep)]
+        while self.turns and sum(len(t.content) for t in self.turns) > self.limits.history_chars:
+            del self.turns[:2]  # the oldest exchange
+
+    def reset(self) -> None:
+        """Forget the conversation."""
+        self.turns.clear()

@@ -1,20 +1,20 @@
 """Request checks, answering and server-sent events shared by the native and OpenAI-compatible APIs."""
 
+from __future__ import annotations
+
 import json
-import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .chat import ChatTurn, GenerationGate, chat_stream
-from .errors import InvalidRequestError, LLMUnavailableError
-from .server_settings import ServerSettings
-from .settings import Decision, RetrieverMode
-from .types import Answer
-
-logger = logging.getLogger(__name__)
+from rag.conversation import ChatTurn, chat_stream
+from rag.events import Event, Final, Sources, final_answer
+from rag.gate import GenerationGate
+from rag.limits import check_request
+from rag.settings import Decision, RetrieverMode, ServerSettings
+from rag.types import Answer
 
 
 class AskRequest(BaseModel):
@@ -38,60 +38,37 @@ class Api:
         self.rag = rag
         self.cfg = cfg
         self.gate = gate
+        self.limits = cfg.limits()
         self.started = int(time.time())
 
-    def check(self, question: str, history: Sequence[ChatTurn], top_k: int | None) -> str:
-        """Apply the input limits; raises InvalidRequestError naming the limit."""
-        q = (question or "").strip()
-        if not q:
-            raise InvalidRequestError("the question is empty")
-        if len(q) > self.cfg.max_question_chars:
-            raise InvalidRequestError(
-                f"the question has {len(q)} characters; the limit is {self.cfg.max_question_chars}"
-            )
-        if len(history) > self.cfg.max_history_messages:
-            raise InvalidRequestError(
-                f"the history has {len(history)} messages; the limit is {self.cfg.max_history_messages}"
-            )
-        chars = sum(len(t.content) for t in history)
-        if chars > self.cfg.max_history_chars:
-            raise InvalidRequestError(
-                f"the history has {chars} characters; the limit is {self.cfg.max_history_chars}"
-            )
-        if top_k is not None and not 1 <= top_k <= self.cfg.max_top_k:
-            raise InvalidRequestError(f"top_k must be between 1 and {self.cfg.max_top_k}")
-        return q
-
-    def events(self, req: AskRequest) -> Iterator[dict[str, Any]]:
-        """Checked chat events; the generator is advanced to its sources before a stream starts."""
-        q = self.check(req.question, req.history, req.top_k)
+    def events(self, req: AskRequest) -> Iterator[Event]:
+        """Checked chat events."""
+        check_request(req.question, req.history, req.top_k, self.limits)
         self.gate.check()
         return chat_stream(
             self.rag,
-            q,
+            req.question,
             req.history,
             top_k=req.top_k,
             decisions=req.decisions,
             retriever=req.retriever,
             gate=self.gate,
+            limits=self.limits,
         )
 
-    def primed(self, req: AskRequest) -> tuple[list[dict[str, Any]], Iterator[dict[str, Any]]]:
+    def primed(self, req: AskRequest) -> tuple[list[Event], Iterator[Event]]:
         """Run the request up to the retrieved sources, so waiting, store and input errors keep their status."""
         events = self.events(req)
-        head: list[dict[str, Any]] = []
+        head: list[Event] = []
         for ev in events:
             head.append(ev)
-            if ev["type"] in ("sources", "answer"):
+            if isinstance(ev, (Sources, Final)):
                 break
         return head, events
 
     def answer(self, req: AskRequest) -> Answer:
         """The full answer to a checked request."""
-        for ev in self.events(req):
-            if ev["type"] == "answer":
-                return ev["answer"]
-        raise LLMUnavailableError("the answer stream ended without an answer")
+        return final_answer(self.events(req))
 
 
 def sse(data: Any, event: str | None = None) -> str:
@@ -100,10 +77,10 @@ def sse(data: Any, event: str | None = None) -> str:
     return (f"event: {event}\n" if event else "") + f"data: {payload}\n\n"
 
 
-def chain_events(head: list[dict[str, Any]], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+def chain_events(head: list[Event], rest: Iterator[Event]) -> Iterator[Event]:
     """The primed events, then the rest unless the head already holds the answer."""
     yield from head
-    if not head or head[-1]["type"] != "answer":
+    if not head or not isinstance(head[-1], Final):
         yield from rest
 
 

@@ -1,0 +1,88 @@
+"""Typed streaming events: what `RAG.stream`, `RAG.chat_stream` and the HTTP client yield.
+
+A stream is `Condensed?` (conversations only), `Sources`, `Token`..., then `Final` (or `Error` when
+a client reads a server's stream). `final_answer` drains any stream to its answer; it is the only
+loop that does so.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import LLMUnavailableError, RagError, error_from
+from .types import Answer, Source
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    def __getitem__(self, key: str) -> Any:
+        """`event["type"]`, as events were dicts before 0.2 (deprecated: use attributes)."""
+        warnings.warn(
+            "indexing a stream event is deprecated; use attributes (event.type, event.text, ...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        try:
+            return getattr(self, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+
+class Condensed(_Event):
+    """The standalone question a follow-up was rewritten to, and how."""
+
+    type: Literal["condensed"] = "condensed"
+    standalone_question: str
+    method: Literal["none", "rule", "llm", "fallback"]
+
+
+class Sources(_Event):
+    """The retrieved papers, numbered as the answer cites them."""
+
+    type: Literal["sources"] = "sources"
+    sources: list[Source]
+
+
+class Token(_Event):
+    """A piece of answer text (only text the final answer shows)."""
+
+    type: Literal["token"] = "token"
+    text: str
+
+
+class Final(_Event):
+    """The validated answer; the last event of a successful stream."""
+
+    type: Literal["answer"] = "answer"
+    answer: Answer
+
+
+class Error(_Event):
+    """A failure reported inside a stream (server-sent streams; the library raises instead)."""
+
+    type: Literal["error"] = "error"
+    kind: str = Field(description="Error type, as in the HTTP error body.")
+    message: str
+    status: int | None = None
+
+    def exception(self) -> RagError:
+        """The library exception this error stands for."""
+        return error_from(self.kind, self.message)
+
+
+Event = Annotated[Union[Condensed, Sources, Token, Final, Error], Field(discriminator="type")]
+
+
+def final_answer(events: Iterable[Event]) -> Answer:
+    """Drain a stream to its answer; an `Error` event is raised as its exception."""
+    for event in events:
+        if isinstance(event, Final):
+            return event.answer
+        if isinstance(event, Error):
+            raise event.exception()
+    raise LLMUnavailableError("the answer stream ended without an answer")

@@ -1,0 +1,47 @@
+"""The native HTTP API: POST /api/ask (JSON answer) and /api/ask/stream (server-sent events)."""
+
+from collections.abc import Iterator
+from typing import Any
+
+from rag.errors import RagError
+from rag.events import Condensed, Event, Final, Sources, Token
+from rag.types import Answer
+
+from .api import Api, AskRequest, chain_events, close_events, sse, stream_headers
+from .errors import error_event
+
+
+def add_native_routes(app: Any, api: Api, dependencies: list[Any], responses: dict[int | str, Any]) -> None:
+    """Register /api/ask and /api/ask/stream on `app`."""
+    from fastapi.responses import StreamingResponse
+
+    @app.post("/api/ask", response_model=Answer, tags=["api"], dependencies=dependencies, responses=responses)
+    def ask(req: AskRequest) -> Answer:
+        """Answer a question (with optional chat history) with validated citations."""
+        return api.answer(req)
+
+    @app.post("/api/ask/stream", tags=["api"], dependencies=dependencies, responses=responses)
+    def ask_stream(req: AskRequest) -> Any:
+        """Server-sent events: `condensed`, `sources`, `token`..., then `answer` (or `error`)."""
+        head, events = api.primed(req)
+        return StreamingResponse(
+            ask_events(head, events), media_type="text/event-stream", headers=stream_headers()
+        )
+
+
+def ask_events(head: list[Event], events: Iterator[Event]) -> Iterator[str]:
+    """The native stream: each event's fields as the data of an SSE event named by its type."""
+    try:
+        for ev in chain_events(head, events):
+            if isinstance(ev, Condensed):
+                yield sse(ev.model_dump(mode="json", exclude={"type"}), ev.type)
+            elif isinstance(ev, Sources):
+                yield sse(ev.model_dump(mode="json", exclude={"type"}), ev.type)
+            elif isinstance(ev, Token):
+                yield sse({"text": ev.text}, ev.type)
+            elif isinstance(ev, Final):
+                yield sse(ev.answer.model_dump(mode="json"), ev.type)
+    except RagError as exc:
+        yield sse(error_event(exc), "error")
+    finally:
+        close_events(events)
