@@ -210,13 +210,13 @@ def _run(args: argparse.Namespace) -> int:
             from .errors import ConfigError
 
             raise ConfigError("adapt needs --epochs >= 1, --batch-size >= 2 and --learning-rate > 0")
-        report = rag.adapt(
+        adapted = rag.adapt(
             AdaptConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed),
             progress=not args.no_progress,
         )
-        print(f"adapted model {report.record.fingerprint} ({report.training['steps']} steps, "
-              f"{report.training['seconds']:.0f}s) saved to {report.model_dir}; re-embedded "
-              f"{report.papers} papers ({report.chunks} chunks)")
+        print(f"adapted model {adapted.record.fingerprint} ({adapted.training['steps']} steps, "
+              f"{adapted.training['seconds']:.0f}s) saved to {adapted.model_dir}; re-embedded "
+              f"{adapted.papers} papers ({adapted.chunks} chunks)")
     elif args.command == "remove":
         n = rag.remove(args.paper_id)
         print(f"removed {args.paper_id} ({n} chunks)")

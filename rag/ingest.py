@@ -149,7 +149,7 @@ def ingest_papers(
             # Chunks of an earlier version (or of an interrupted write) go only after the new
             # version is in, so the paper never disappears from the store.
             new_ids = {n.node_id for n in nodes}
-            stale = []
+            stale: list[str] = []
             for p in batch:
                 entry = manifest.get(p.id)
                 if entry is None:

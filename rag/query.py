@@ -155,7 +155,7 @@ class Catalog:
         self._title_words: dict[str, tuple[str, ...]] = {}
 
     @classmethod
-    def build(cls, papers: Iterable[tuple[str, str, Sequence[str], str]]) -> Catalog:
+    def build(cls, papers: Iterable[tuple[str, str | None, Sequence[str] | None, str | None]]) -> Catalog:
         """From (paper_id, title, authors, decision) rows; a repeated id keeps its first row."""
         cat, df, grams = cls(), Counter[str](), defaultdict[tuple[str, ...], set[str]](set)
         for pid, title, authors, decision in papers:
@@ -167,7 +167,7 @@ class Catalog:
             cat._decision[pid] = decision or ""
             for author in dict.fromkeys(authors or []):
                 cat._by_author[author].append(pid)
-            low = _words(title)
+            low: Sequence[str] = _words(title)  # a tuple below, for the short names
             cat._title_words[pid] = tuple(low)
             df.update({stem(w) for w in low})
             stems = [stem(w) for w in low if w not in STOPWORDS]
@@ -306,10 +306,10 @@ class Catalog:
         content = [(stem(t.low), k) for k, t in enumerate(toks) if t.low not in STOPWORDS]
         prev, run = None, 0
         for c in range(len(content) - 3):
-            pid = self._grams.get(tuple(s for s, _ in content[c : c + 4]))
-            run, prev = (run + 1 if pid is not None and pid == prev else 1), pid
-            if pid is not None:
-                add(pid, 100 + run + 3, content[c - run + 1][1])  # a run of run + 3 title words
+            gram = self._grams.get(tuple(s for s, _ in content[c : c + 4]))
+            run, prev = (run + 1 if gram is not None and gram == prev else 1), gram
+            if gram is not None:
+                add(gram, 100 + run + 3, content[c - run + 1][1])  # a run of run + 3 title words
         return best
 
 

@@ -133,7 +133,7 @@ class PaperRetriever:
         return parse(question, self.papers().catalog)
 
     # -- dense --------------------------------------------------------------------------------
-    def _dense(self, vector: Sequence[float], n_chunks: int, decisions: Sequence[str] | None) -> DenseHits:
+    def _dense(self, vector: Sequence[float] | np.ndarray, n_chunks: int, decisions: Sequence[str] | None) -> DenseHits:
         total = self._chunks if self._chunks else None
         return aggregate_chunks(self.store.nearest_chunks(vector, n_chunks, decisions, total))
 

@@ -6,7 +6,7 @@ import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 from urllib.parse import urlparse
 
 from .errors import StoreError
@@ -164,7 +164,7 @@ class PaperStore:
         return len(found["ids"])
 
     def nearest_chunks(
-        self, vector: Sequence[float], n: int, decisions: Sequence[str] | None = None, total: int | None = None
+        self, vector: Iterable[float], n: int, decisions: Sequence[str] | None = None, total: int | None = None
     ) -> list[tuple[str, float]]:
         """(paper id, cosine) of the n chunks nearest to a unit vector, best first.
 

@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 .venv/bin/ruff check rag ui evals tests benchmarks
+.venv/bin/mypy rag
 .venv/bin/python -m pytest -q --durations=15 "$@"

@@ -121,3 +121,21 @@ def test_the_core_and_the_cli_work_without_the_serve_and_eval_extras() -> None:
     # `rag serve` without the extra is listed and explains itself; it is not silently missing.
     assert "exit 1" in proc.stdout and "needs the 'serve' extra" in proc.stderr
     assert "pip install 'iclr-rag[serve]'" in proc.stdout + proc.stderr
+
+
+def test_moved_names_still_work_with_a_deprecation_warning() -> None:
+    import importlib
+
+    from rag.events import Final, Token
+    from rag.gate import GenerationGate
+
+    token = Token(text="abc")
+    with pytest.warns(DeprecationWarning, match="use attributes"):
+        assert token["type"] == "token" and token["text"] == "abc"
+    with pytest.warns(DeprecationWarning), pytest.raises(KeyError):
+        token["answer"]
+    assert "answer" == Final.model_fields["type"].default  # the SSE event names are unchanged
+    sys.modules.pop("rag.chat", None)
+    with pytest.warns(DeprecationWarning, match="rag.chat is deprecated"):
+        old = importlib.import_module("rag.chat")
+    assert old.GenerationGate is GenerationGate and callable(old.chat_stream)

@@ -4,9 +4,17 @@ Needs the `serve` extra (`pip install 'iclr-rag[serve]'`). The core library (`ra
 this package; it imports the core and `ui`.
 """
 
+import importlib.util
+
 from rag.settings import ServerSettings
 
-from .app import create_app
-from .run import BackgroundServer, add_serve_command, running, serve
+# The serve extra's packages are imported lazily (start-up time); a missing one fails here, at import,
+# so `rag serve` is listed as unavailable with the extra to install instead of failing mid-start.
+for _dependency in ("fastapi", "uvicorn", "gradio"):
+    if importlib.util.find_spec(_dependency) is None:
+        raise ModuleNotFoundError(f"No module named {_dependency!r}", name=_dependency)
+
+from .app import create_app  # noqa: E402 - after the dependency check
+from .run import BackgroundServer, add_serve_command, running, serve  # noqa: E402
 
 __all__ = ["BackgroundServer", "ServerSettings", "add_serve_command", "create_app", "running", "serve"]
