@@ -6,12 +6,41 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 from typing import Any, Sequence
 
+from .errors import redact_secrets
 from .settings import DECISIONS, RETRIEVER_MODES
 
 logger = logging.getLogger("rag")
+
+# C0 controls but tab and newline (ESC starts CSI/OSC sequences, BEL ends OSC, CR overwrites the
+# line), DEL, C1 controls (U+009B is a one-character CSI) and bidirectional overrides.
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every character that could steer a terminal shown as `\\uXXXX` instead (also
+    a valid JSON escape, so JSON output stays JSON)."""
+    return _TERMINAL_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def one_line(text: str) -> str:
+    """A title, link or note on one line."""
+    return " ".join(str(text).split())
+
+
+def say(text: object = "", file: Any = None) -> None:
+    """Print text that may come from the corpus, the model or the user, made terminal-safe."""
+    print(terminal_safe(str(text)), file=sys.stdout if file is None else file)
+
+
+class _SafeFormatter(logging.Formatter):
+    """Log lines without credentials (URLs' user:password, key=...) or terminal control characters."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(redact_secrets(super().format(record)))
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -33,7 +62,7 @@ def setup_logging(level: str) -> None:
     """Configure logging for an entry point; libraries that set their own DEBUG level are held back too."""
     handler = _StderrHandler()
     handler.setLevel(level)  # bm25s forces its logger to DEBUG on import; the handler level still applies
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_SafeFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler], force=True)
     for noisy in ("httpx", "httpcore", "chromadb", "urllib3", "sentence_transformers", "transformers",
                   "openai", "huggingface_hub", "bm25s", "gradio", "uvicorn.access"):
@@ -135,24 +164,25 @@ def _unavailable(why: str) -> Any:
     return handler
 
 
-def print_answer(answer: Any, out: Any = sys.stdout) -> None:
+def print_answer(answer: Any, out: Any = None) -> None:
+    """An answer and its sources on the terminal (control characters shown, never acted on)."""
     if answer.intent is not None and answer.intent.notes:
-        print(f"(read as: {'; '.join(answer.intent.notes)})\n", file=out)
-    print(answer.text, file=out)
+        say(f"(read as: {one_line('; '.join(answer.intent.notes))})\n", file=out)
+    say(answer.text, file=out)
     if answer.citations:
-        print("\nSources:", file=out)
+        say("\nSources:", file=out)
         for c in answer.citations:
             tag = " (attributed)" if c.kind == "attributed" else ""
-            print(f"  [{c.number}] {c.title}{tag}\n      {c.url}", file=out)
+            say(f"  [{c.number}] {one_line(c.title)}{tag}\n      {one_line(c.url)}", file=out)
     elif not answer.refused:
-        print("\n(warning: no sentence of this answer could be tied to a source)", file=out)
+        say("\n(warning: no sentence of this answer could be tied to a source)", file=out)
 
 
 def _chat_loop(rag: Any, args: argparse.Namespace) -> None:
     from .errors import RagError
 
     conversation = rag.conversation(top_k=args.top_k, decisions=args.decision, retriever=args.retriever)
-    print(f"{rag.stats()['papers']} papers. Ask a question ('new' starts over; Ctrl-D or 'exit' quits).")
+    say(f"{rag.stats()['papers']} papers. Ask a question ('new' starts over; Ctrl-D or 'exit' quits).")
     while True:
         try:
             q = input("\n? ").strip()
@@ -162,17 +192,17 @@ def _chat_loop(rag: Any, args: argparse.Namespace) -> None:
             break
         if q == "new":
             conversation.reset()
-            print("(new conversation)")
+            say("(new conversation)")
             continue
         if not q:
             continue
         try:
             answer = conversation.ask(q)
         except RagError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            say(f"error: {redact_secrets(str(exc))}", file=sys.stderr)
             continue
         if answer.standalone_question and answer.standalone_question != answer.question:
-            print(f"(searched for: {answer.standalone_question})\n")
+            say(f"(searched for: {one_line(answer.standalone_question)})\n")
         print_answer(answer)
 
 
@@ -187,19 +217,20 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "ingest":
         report = rag.ingest(args.paths or None, progress=not args.no_progress)
         skipped = ", ".join(f"{n} {why}" for why, n in report.skipped.items()) or "none"
-        print(f"added {report.added}, updated {report.updated}, unchanged {report.unchanged} papers "
+        say(f"added {report.added}, updated {report.updated}, unchanged {report.unchanged} papers "
               f"({report.chunks_written} chunks written, {report.seconds:.1f}s); skipped: {skipped}")
     elif args.command == "ask":
         answer = rag.ask(args.question, top_k=args.top_k, decisions=args.decision, retriever=args.retriever)
         if args.json:
-            print(answer.model_dump_json(indent=2))
+            say(answer.model_dump_json(indent=2))
         else:
             print_answer(answer)
     elif args.command == "chat":
         _chat_loop(rag, args)
     elif args.command == "stats":
         st = rag.stats()
-        print(json.dumps(st) if args.json else
+        st["store"] = redact_secrets(st["store"])  # a Chroma server's URL may hold a password
+        say(json.dumps(st) if args.json else
               f"{st['papers']} papers, {st['chunks']} chunks in {st['store']} ({st['collection']}); "
               f"embedding model: {st['embedding_model'] or 'not recorded'}"
               + (f" ({st['embedding_fingerprint']})" if st["embedding_fingerprint"] else ""))
@@ -214,12 +245,12 @@ def _run(args: argparse.Namespace) -> int:
             AdaptConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed),
             progress=not args.no_progress,
         )
-        print(f"adapted model {adapted.record.fingerprint} ({adapted.training['steps']} steps, "
+        say(f"adapted model {adapted.record.fingerprint} ({adapted.training['steps']} steps, "
               f"{adapted.training['seconds']:.0f}s) saved to {adapted.model_dir}; re-embedded "
               f"{adapted.papers} papers ({adapted.chunks} chunks)")
     elif args.command == "remove":
         n = rag.remove(args.paper_id)
-        print(f"removed {args.paper_id} ({n} chunks)")
+        say(f"removed {args.paper_id} ({n} chunks)")
     return 0
 
 
@@ -235,15 +266,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except RagError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {redact_secrets(str(exc))}", file=sys.stderr)
         return 1
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = "__".join(str(x).upper() for x in first["loc"])
-        print(f"error: invalid setting RAG_{loc}: {first['msg']}", file=sys.stderr)
+        say(f"error: invalid setting RAG_{loc}: {first['msg']}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        say("interrupted", file=sys.stderr)
         return 130
 
 

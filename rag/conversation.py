@@ -68,8 +68,9 @@ _ORDINAL_REF = re.compile(
     r"study|reference|result|article|method|approach|citation)\b",
     re.I,
 )
+# At most 6 digits, as citations.MARKER: int() refuses a number of more than 4,300 digits.
 _NUMBER_REF = re.compile(
-    r"(?:\b(?:the\s+)?(?:paper|source|reference|citation)\s*#?\s*(\d+)\b|\[(\d+)\])", re.I
+    r"(?:\b(?:the\s+)?(?:paper|source|reference|citation)\s*#?\s*(\d{1,6})\b|\[(\d{1,6})\])", re.I
 )
 _SINGULAR_REF = re.compile(r"\b(?:(?:this|that|the)\s+(?:paper|work|study|article|one)|its|it)\b", re.I)
 _REFERENCE_HEAD = re.compile(r"\[(\d{1,6})\]\s")
@@ -196,10 +197,13 @@ def depends_on_history(question: str) -> bool:
     return bool(_REFERRING.search(question)) or len(_words(question)) < 3
 
 
-def fallback_question(question: str, history: Sequence[ChatTurn]) -> str:
-    """The follow-up with "it" taken as the previous answer's main paper, or with the context added."""
+def fallback_question(
+    question: str, history: Sequence[ChatTurn], max_chars: int = DEFAULT_LIMITS.question_chars
+) -> str:
+    """The follow-up with "it" taken as the previous answer's main paper, or with the context added;
+    never longer than `max_chars` (the engine's question limit: the context is cut to fit)."""
     resolved = resolve_pointers(question, history)
-    if resolved:
+    if resolved and len(resolved) <= max_chars:
         return resolved
     if not depends_on_history(question):
         return question
@@ -208,13 +212,17 @@ def fallback_question(question: str, history: Sequence[ChatTurn]) -> str:
     m = _SINGULAR_REF.search(question)
     if m and cited:
         title = f'"{cited[0]}"' + ("'s" if m.group(0).lower() == "its" else "")
-        return question[: m.start()] + title + question[m.end() :]
+        named = question[: m.start()] + title + question[m.end() :]
+        if len(named) <= max_chars:
+            return named
     context: list[str] = []
     prev_q = _last(history, "user")
     if prev_q is not None:
         context.append(prev_q.content.strip())
     context.extend(cited[:3])
-    return f"{question} (context: {'; '.join(context)})" if context else question
+    budget = max_chars - len(question) - len(" (context: )")
+    joined = "; ".join(context)[: max(budget, 0)].rstrip()
+    return f"{question} (context: {joined})" if joined else question
 
 
 def clean_llm_question(text: str) -> str:
@@ -278,12 +286,15 @@ def format_history(history: Sequence[ChatTurn]) -> str:
 
 
 def condense(llm: Any, question: str, history: Sequence[ChatTurn]) -> Rewrite:
-    """A standalone question for retrieval: the LLM's rewrite when usable, else the fallback."""
+    """A standalone question for retrieval: the LLM's rewrite when usable, else the fallback.
+    `llm=None`: the rules only (no model call)."""
     if not any(t.role == "user" for t in history) or not depends_on_history(question):
         return Rewrite(question=question, method="none")  # a new topic is kept word for word
     resolved = resolve_pointers(question, history)
-    if resolved:
+    if resolved and len(resolved) <= DEFAULT_LIMITS.question_chars:
         return Rewrite(question=resolved, method="rule")  # exact; no need to ask the model
+    if llm is None:
+        return Rewrite(question=fallback_question(question, history), method="fallback")
     prompt = prompts.render("condense", history=format_history(history), question=question)
     raw = ""
     try:
@@ -294,7 +305,7 @@ def condense(llm: Any, question: str, history: Sequence[ChatTurn]) -> Rewrite:
     except Exception as exc:  # the answer step reports an unreachable LLM; here we only degrade
         logger.warning("condense step failed (%s); using the deterministic rewrite", type(exc).__name__)
     candidate = clean_llm_question(raw)
-    if usable(candidate, question, history):
+    if usable(candidate, question, history) and len(candidate) <= DEFAULT_LIMITS.question_chars:
         logger.info("condensed by the LLM: %r -> %r", question, candidate)
         return Rewrite(question=candidate, method="llm", llm_output=raw)
     fallback = fallback_question(question, history)
@@ -316,7 +327,9 @@ def chat_stream(
     question = check_request(question, history, top_k, limits)
     turns = [t if isinstance(t, ChatTurn) else ChatTurn.model_validate(t) for t in history]
     with gate.slot() if gate is not None else contextlib.nullcontext():
-        rewrite = condense(rag.llm, question, turns) if turns else Rewrite(question, "none")
+        settings = rag.settings
+        llm = rag.llm if settings.answer.condenses_with_llm(settings.llm.is_remote) else None
+        rewrite = condense(llm, question, turns) if turns else Rewrite(question, "none")
         yield Condensed(standalone_question=rewrite.question, method=rewrite.method)
         for event in rag.stream(rewrite.question, top_k=top_k, decisions=decisions, retriever=retriever):
             if isinstance(event, Final):

@@ -11,13 +11,18 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
+from urllib.parse import quote
 
 from .errors import CorpusError
+from .types import web_url
 
 logger = logging.getLogger(__name__)
 
 SEED_NAME = "seed_papers.jsonl"
 OPENREVIEW_URL = "https://openreview.net/forum?id={id}"
+# Longest JSONL line or CSV line read (a paper's record is a few KB; a longer line is a broken file,
+# and reading it whole could exhaust memory). CSV cells keep csv's own limit (csv.field_size_limit).
+MAX_LINE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -94,9 +99,12 @@ def record_to_paper(record: Any, report: LoadReport) -> Paper | None:
         report.skipped["no abstract"] += 1
         return None
     pid = _text(record.get("id")) or _stable_id(title)
-    url = _text(record.get("source_url") or record.get("url"))
+    given = _text(record.get("source_url") or record.get("url"))
+    url = web_url(given)
+    if given and not url:
+        logger.warning("paper %r: link %r is not an http(s) URL; left out", title[:80], given[:80])
     if not url and record.get("id"):
-        url = OPENREVIEW_URL.format(id=pid)
+        url = OPENREVIEW_URL.format(id=quote(pid, safe=""))
     return Paper(
         id=pid,
         title=title,
@@ -107,23 +115,51 @@ def record_to_paper(record: Any, report: LoadReport) -> Paper | None:
     )
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, read in binary so a bad byte or an overlong line is
+    reported with its line number."""
+    with path.open("rb") as fh:
+        lineno = 0
+        while True:
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise CorpusError(f"line longer than {MAX_LINE_BYTES} bytes", str(path), lineno)
             try:
-                yield lineno, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusError(f"invalid JSON ({exc.msg})", str(path), lineno) from exc
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise CorpusError(
+                    f"not UTF-8 text (byte {exc.start + 1} of the line: {exc.reason})", str(path), lineno
+                ) from exc
+            yield lineno, text.lstrip("\ufeff") if lineno == 1 else text
+
+
+def _json(text: str, path: Path, lineno: int | None) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = exc.lineno if lineno is None else lineno
+        raise CorpusError(f"invalid JSON ({exc.msg})", str(path), line) from exc
+    except RecursionError as exc:  # json recurses once per nesting level
+        raise CorpusError("invalid record (JSON nested too deeply)", str(path), lineno) from exc
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    for lineno, line in _lines(path):
+        if line.strip():
+            yield lineno, _json(line, path, lineno)
 
 
 def _iter_json_array(path: Path) -> Iterator[tuple[int | None, Any]]:
-    text = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CorpusError(f"invalid JSON ({exc.msg})", str(path), exc.lineno) from exc
+        text = raw.decode("utf-8").lstrip("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise CorpusError(f"not UTF-8 text ({exc.reason})", str(path), line) from exc
+    data = _json(text, path, None)
     if not isinstance(data, list):
         raise CorpusError("a JSON corpus must be an array of paper objects", str(path))
     # Line numbers of array items are not kept by json; report the item's position instead.
@@ -132,8 +168,9 @@ def _iter_json_array(path: Path) -> Iterator[tuple[int | None, Any]]:
 
 
 def _iter_csv(path: Path) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
+    # csv reads the lines as they come (line endings kept, so quoted cells may span lines).
+    reader = csv.DictReader(line for _, line in _lines(path))
+    try:
         missing = {"title", "abstract"} - set(reader.fieldnames or [])
         if missing:
             raise CorpusError(f"CSV header lacks column(s): {', '.join(sorted(missing))}", str(path), 1)
@@ -141,6 +178,8 @@ def _iter_csv(path: Path) -> Iterator[tuple[int, Any]]:
             if None in row:
                 raise CorpusError("row has more cells than the header", str(path), reader.line_num)
             yield reader.line_num, row
+    except csv.Error as exc:  # a cell over csv.field_size_limit(), a NUL byte, a broken quote
+        raise CorpusError(f"invalid CSV ({exc})", str(path), reader.reader.line_num or None) from exc
 
 
 def _detect(path: Path) -> str:
@@ -150,8 +189,8 @@ def _detect(path: Path) -> str:
     if suffix == ".csv":
         return "csv"
     if suffix == ".json":
-        with path.open(encoding="utf-8") as fh:
-            head = fh.read(4096).lstrip()
+        with path.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
         return "json" if head.startswith("[") else "jsonl"
     raise CorpusError("unknown corpus format (use .jsonl, .json or .csv)", str(path))
 
@@ -159,8 +198,21 @@ def _detect(path: Path) -> str:
 def load_papers(path: str | Path) -> LoadReport:
     """Read and validate a whole corpus file; raises CorpusError naming file and line."""
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise CorpusError("is a directory, not a corpus file", str(path))
+    if not path.exists():
         raise CorpusError("file not found", str(path))
+    if not path.is_file():
+        raise CorpusError("not a regular file", str(path))
+    try:
+        return _load(path)
+    except OSError as exc:  # unreadable (permissions, I/O error)
+        raise CorpusError(f"cannot read the file ({exc.strerror or type(exc).__name__})", str(path)) from exc
+    except MemoryError as exc:
+        raise CorpusError("too large to read", str(path)) from exc
+
+
+def _load(path: Path) -> LoadReport:
     kind = _detect(path)
     records = {"jsonl": _iter_jsonl, "json": _iter_json_array, "csv": _iter_csv}[kind](path)
     report = LoadReport()

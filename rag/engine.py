@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
@@ -14,20 +15,21 @@ from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.schema import NodeWithScore, TextNode
-from pydantic import ConfigDict
+from pydantic import ConfigDict, PrivateAttr
 
 from . import prompts
 from .citations import split_sentences
 from .errors import RagError
 from .events import Event, Final, Sources, Token, final_answer
 from .evidence import Assessment, EvidenceConfig, assess
+from .gate import check_cancelled
 from .grounding import SentenceGate, evidence_answer_parts
 from .limits import check_question
 from .llm import unavailable
 from .retrieve import PaperRetriever, Retrieval
 from .settings import RetrieverMode, Settings
 from .types import Answer, Source, Timings
-from .vectors import unit_rows
+from .vectors import VectorCache, unit_rows
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +121,20 @@ class AnswerEngine(CustomQueryEngine):
     llm: Any
     embed_model: Any
     settings: Any
+    _vectors: VectorCache = PrivateAttr(default_factory=VectorCache)  # sentence vectors across answers
+
+    def warm(self, max_sentences: int = 5000) -> int:
+        """Embed every stored abstract's sentences into the sentence-vector cache, when there are at
+        most `max_sentences` (a small store: the seed corpus takes ~2 s), so that no answer embeds
+        them; returns how many were embedded (0: the store is larger; answers embed on demand)."""
+        sentences = list(dict.fromkeys(
+            s for r in self.retriever.papers().records for s in split_sentences(r.text) if s.strip()
+        ))
+        if not sentences or len(sentences) > min(max_sentences, self._vectors.max_items):
+            return 0
+        for start in range(0, len(sentences), 256):
+            self._vectors.embed(self.embed_model, sentences[start : start + 256])
+        return len(sentences)
 
     def _answer(self, question: str, retrieval: Retrieval, timings: Timings, **fields: Any) -> Answer:
         """An Answer with the fields every kind of answer shares."""
@@ -176,7 +192,7 @@ class AnswerEngine(CustomQueryEngine):
         t0 = time.perf_counter()
         retrieval = self.retriever.retrieve(question, top_k=top_k, decisions=decisions, mode=mode)
         timings = Timings(retrieval_ms=(time.perf_counter() - t0) * 1000)
-        embed = EmbeddingMemo(self.embed_model.get_text_embedding_batch)
+        embed = EmbeddingMemo(functools.partial(self._vectors.embed, self.embed_model))
         verdict = self.assess(question, retrieval, embed)
         if not verdict.answerable:
             logger.info("refusing: %s (best dense %s)", verdict.reason, retrieval.best_dense)
@@ -231,7 +247,9 @@ class AnswerEngine(CustomQueryEngine):
         gate = SentenceGate(retrieval.sources, embed, self.settings.answer.replace_threshold)
         raw, tokens = "", 0
         try:
+            check_cancelled()
             for chunk in self.llm.stream_chat(answer_messages(question, shown)):
+                check_cancelled()  # a caller that went away stops the model at its next token
                 delta = chunk.delta or ""
                 if not delta:
                     continue

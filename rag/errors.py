@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 
 class RagError(Exception):
     """Base class for every error the library reports to a user."""
@@ -37,6 +40,10 @@ class InvalidRequestError(RagError):
 
 class EmptyStoreError(RagError):
     """The store holds no papers, so there is nothing to answer from."""
+
+
+class GenerationCancelled(RagError):
+    """The caller went away (e.g. an HTTP client disconnected), so the answer stopped being generated."""
 
 
 class BusyError(RagError):
@@ -80,8 +87,11 @@ _BUSY_MESSAGE = "Too many questions at once: {message}."
 
 
 def describe(exc: BaseException) -> ErrorInfo:
-    """Status, type and messages for any exception (a non-library one is an internal error)."""
-    message = str(exc)
+    """Status, type and messages for any exception (a non-library one is an internal error).
+
+    The messages are `public_message(exc)`: they go to HTTP clients and chat users, so they never
+    carry credentials, endpoint paths or local file paths (the server log keeps the full text)."""
+    message = public_message(exc)
     if isinstance(exc, BusyError):
         status, kind = (429, "queue_full") if exc.queue_full else (503, "queue_timeout")
         return ErrorInfo(status, kind, message, _BUSY_MESSAGE.format(message=message))
@@ -100,3 +110,58 @@ def error_from(kind: str, message: str) -> RagError:
         if name == kind and cls is not CorpusError:
             return cls(message)
     return RagError(message)
+
+
+# -- what an error may show outside the process ---------------------------------------------------
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s'\"<>`]+")
+_POSIX_PATH = re.compile(r"(?<![\w.:/~\\-])~?/(?:[^\s/'\"`:;,()<>\[\]]+/)+[^\s/'\"`:;,()<>\[\]]*")
+_WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\(?:[^\s\\'\"`:;,()<>]+\\)*[^\s\\'\"`:;,()<>]*")
+_SECRET = re.compile(
+    r"(?i)\b(bearer\s+|(?:api[_-]?key|access[_-]?token|token|secret|password|passwd|pwd)\s*[=:]\s*)"
+    r"[^\s'\"&,;]+"
+)
+_PUBLIC_FIXED: tuple[tuple[type[RagError], str], ...] = (
+    (StoreError, "see the server log for details"),  # these carry the store's path or URL
+    (ConfigError, "see the server log for details"),  # and these local paths and settings
+)
+
+
+def safe_url(url: str, keep_path: bool = True) -> str:
+    """`url` without credentials, query or fragment: scheme://host[:port][/path] (no path unless
+    `keep_path`). Something that is not a URL with a host becomes "<url>"."""
+    try:
+        parts = urlsplit(url.strip())
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return "<url>"
+    if not parts.scheme or not host:
+        return "<url>"
+    netloc = f"[{host}]" if ":" in host else host
+    netloc += f":{port}" if port is not None else ""
+    path = parts.path.rstrip("/") if keep_path else ""
+    return f"{parts.scheme.lower()}://{netloc}{path}"
+
+
+def redact_secrets(text: str) -> str:
+    """`text` with every URL's credentials and query removed and `key=...`/`Bearer ...` values
+    masked; paths stay (for logs and the local terminal)."""
+    text = _URL.sub(lambda m: safe_url(m.group(0)), text)
+    return _SECRET.sub(lambda m: m.group(1) + "***", text)
+
+
+def public_text(text: str) -> str:
+    """`text` as an HTTP client or chat user may see it: URLs cut to scheme and host, absolute file
+    paths to their last part, secrets masked."""
+    text = _URL.sub(lambda m: safe_url(m.group(0), keep_path=False), text)
+    text = _POSIX_PATH.sub(lambda m: "…/" + m.group(0).rstrip("/").rsplit("/", 1)[-1], text)
+    text = _WINDOWS_PATH.sub(lambda m: "…\\" + m.group(0).rstrip("\\").rsplit("\\", 1)[-1], text)
+    return _SECRET.sub(lambda m: m.group(1) + "***", text)
+
+
+def public_message(exc: BaseException) -> str:
+    """The message of a library error as it may leave the server (`describe` uses it): store and
+    configuration errors name local paths and settings, so they say where to look instead."""
+    for cls, fixed in _PUBLIC_FIXED:
+        if isinstance(exc, cls):
+            return fixed
+    return public_text(str(exc))

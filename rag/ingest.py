@@ -106,7 +106,17 @@ def ingest_papers(
     cfg: IngestSettings,
     progress: bool = True,
 ) -> IngestReport:
-    """Write new and changed papers; a paper's chunks are upserted in one call with its batch."""
+    """Write new and changed papers; a paper's chunks are upserted in one call with its batch.
+
+    The store's write lock is held throughout (from reading what it holds to the last batch), so a
+    concurrent writer in another process waits or reports the store busy."""
+    with store.writing():
+        return _ingest_papers(store, embed_model, papers, cfg, progress)
+
+
+def _ingest_papers(
+    store: PaperStore, embed_model: BaseEmbedding, papers: Sequence[Paper], cfg: IngestSettings, progress: bool
+) -> IngestReport:
     start = time.perf_counter()
     report = IngestReport()
     manifest = store.manifest()

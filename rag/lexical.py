@@ -85,6 +85,9 @@ class PaperIndex:
     def __len__(self) -> int:
         return len(self.records)
 
+    def __contains__(self, pid: object) -> bool:
+        return pid in self.by_id
+
     def to_papers(self) -> list[Paper]:
         """The stored papers as ingest takes them (to re-embed a store from itself)."""
         legacy = [r.paper_id for r in self.records if r.legacy]

@@ -23,7 +23,7 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import PrivateAttr
 
-from .errors import ConfigError, LLMUnavailableError
+from .errors import ConfigError, LLMUnavailableError, redact_secrets, safe_url
 from .settings import LLMSettings
 
 logger = logging.getLogger(__name__)
@@ -178,10 +178,10 @@ def build_llm(cfg: LLMSettings) -> LLM:
 
 
 def unavailable(cfg: LLMSettings, exc: BaseException) -> LLMUnavailableError:
-    """A clear error that names the endpoint that failed (never the key)."""
-    where = cfg.base_url or "the local model"
+    """A clear error that names the endpoint that failed (never the key, credentials or query)."""
+    where = safe_url(cfg.base_url) if cfg.base_url else "the local model"
     reason = type(exc).__name__
-    detail = str(exc).splitlines()[0] if str(exc) else ""
+    detail = redact_secrets(str(exc).splitlines()[0]) if str(exc) else ""
     return LLMUnavailableError(
         f"LLM endpoint {where} is unavailable ({reason}{': ' + detail if detail else ''}); "
         f"check RAG_LLM__BASE_URL and that the server is running"

@@ -17,7 +17,7 @@ from .events import Event
 from .ingest import Chunker, IngestReport, ingest_papers
 from .retrieve import PaperRetriever, Retrieval
 from .settings import RetrieverMode, Settings
-from .store import ModelRecord, PaperStore
+from .store import ModelRecord, PaperStore, StoreBusyError
 from .types import Answer
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ class RAG:
     def __init__(self, settings: Settings | None = None):
         self.settings = settings or Settings()
         self._lock = threading.RLock()
+        self._model_lock = threading.Lock()  # following a model another process switched the store to
         self._embed: Any = None
         self._llm: Any = None
         self._store: PaperStore | None = None
@@ -79,7 +80,10 @@ class RAG:
                 self._seed_checked = True
                 if self.settings.store.auto_seed and store.count_chunks() == 0:
                     logger.info("empty store: ingesting the built-in seed corpus")
-                    self._ingest_report(load_many([seed_path()]), progress=False)
+                    try:
+                        self._ingest_report(load_many([seed_path()]), progress=False, only_if_empty=True)
+                    except StoreBusyError:
+                        logger.info("the empty store is being written by another process: not seeding it")
             return store
 
     @property
@@ -92,7 +96,8 @@ class RAG:
 
                     reranker = LLMReranker(self.llm)
                 self._retriever = PaperRetriever(
-                    self.store, self.embed_model, self.settings.retrieval, reranker=reranker
+                    self.store, self.embed_model, self.settings.retrieval, reranker=reranker,
+                    on_change=self._follow_store_model,
                 )
             return self._retriever
 
@@ -110,17 +115,46 @@ class RAG:
         self.store  # noqa: B018 - opens (and seeds) the store before the write
         return self._ingest_report(loaded, progress=progress)
 
-    def _ingest_report(self, loaded: LoadReport, progress: bool) -> IngestReport:
-        assert self._store is not None
-        embed_model = self.embed_model
-        if self._store.model_record() is None or self._store.count_chunks() == 0:
-            assert self._model_record is not None
-            self._store.set_model_record(self._model_record)  # before any vector: the store names its model
-        report = ingest_papers(self._store, embed_model, loaded.papers, self.settings.ingest, progress=progress)
+    def _ingest_report(self, loaded: LoadReport, progress: bool, only_if_empty: bool = False) -> IngestReport:
+        store = self._open_store()
+        self.embed_model  # noqa: B018 - loaded before the write lock is taken
+        with store.writing():  # another process's write finishes first (or this one fails: store busy)
+            if only_if_empty and store.count_chunks():
+                return IngestReport(skipped=dict(loaded.skipped))  # another process filled it meanwhile
+            embed_model = self._follow_store_model()
+            if store.model_record() is None or store.count_chunks() == 0:
+                assert self._model_record is not None
+                store.set_model_record(self._model_record)  # before any vector: the store names its model
+            report = ingest_papers(store, embed_model, loaded.papers, self.settings.ingest, progress=progress)
         report.skipped = dict(loaded.skipped)
         if self._retriever is not None:
             self._retriever.invalidate()
         return report
+
+    def _follow_store_model(self) -> Any:
+        """The embedding model of the store as it is now. When another process re-embedded it with
+        another model (`rag adapt`) after this one loaded its model, load that one (a configured
+        model that did not write the store is a ConfigError, as at start)."""
+        if self._embed is None:
+            return self.embed_model
+        with self._model_lock:
+            store = self._open_store()
+            record = store.model_record() if store.count_chunks() else None
+            current = self._model_record
+            if record is None or (current is not None and record.fingerprint == current.fingerprint):
+                return self._embed
+            from .embeddings import build_embedder, model_for_store
+
+            logger.info("the store's vectors now come from the %s model %s: loading it", record.name,
+                        record.fingerprint)
+            path, self._model_record = model_for_store(self.settings.embedding, record, store.models_dir)
+            self._embed = build_embedder(self.settings.embedding, path)
+            _pin_llama_index_globals(embed_model=self._embed)
+            if self._retriever is not None:
+                self._retriever.embed_model = self._embed
+            if self._engine is not None:
+                self._engine.embed_model = self._embed
+            return self._embed
 
     def adapt(self, cfg: AdaptConfig | None = None, progress: bool = True) -> AdaptReport:
         """Fine-tune the embedding model on the stored papers' own text and re-embed the store with it.
@@ -139,8 +173,9 @@ class RAG:
         )
 
         cfg = cfg or AdaptConfig()
-        with self._lock:
+        with self._lock, self.store.writing():  # no other write while the store is re-embedded
             store = self.store
+            self.retriever.refresh()  # the papers as they are now, whichever process wrote them
             papers = self.retriever.papers().to_papers()
             base = self.settings.embedding.model_path or bundled_model_path()
             chunker = Chunker.for_model(self.embed_model, self.settings.ingest)
@@ -187,7 +222,8 @@ class RAG:
                                chunks=written.chunks_written, training=training)
 
     def remove(self, paper_id: str) -> int:
-        """Delete a paper; raises RagError when the store has no such paper."""
+        """Delete a paper; raises RagError when the store has no such paper (StoreBusyError while
+        another process writes to the store for longer than `lock_timeout`)."""
         n = self.store.remove_paper(paper_id)
         if n == 0:
             raise RagError(f"no paper with id {paper_id!r} in the store")
@@ -198,9 +234,10 @@ class RAG:
     def stats(self) -> dict[str, Any]:
         """Papers and chunks in the store, and where it lives."""
         store = self.store
+        papers = store.paper_count()  # syncs first: another process's write (e.g. `rag adapt`) shows
         record = store.model_record()
         return {
-            "papers": len(store.paper_ids()),
+            "papers": papers,
             "chunks": store.count_chunks(),
             "store": store.location,
             "collection": self.settings.store.collection,

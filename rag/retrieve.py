@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -20,7 +20,7 @@ from .errors import EmptyStoreError, InvalidRequestError
 from .lexical import PaperIndex
 from .query import QueryIntent, parse
 from .settings import DECISIONS, RETRIEVER_MODES, RetrievalSettings, RetrieverMode
-from .store import PaperStore
+from .store import PaperStore, Stamp
 from .terms import TermStats
 from .types import Source
 from .vectors import unit
@@ -91,15 +91,22 @@ class PaperRetriever:
     """Retrieves papers from one PaperStore with the configured mode; safe to share across threads."""
 
     def __init__(
-        self, store: PaperStore, embed_model: BaseEmbedding, cfg: RetrievalSettings, reranker: Any = None
+        self,
+        store: PaperStore,
+        embed_model: BaseEmbedding,
+        cfg: RetrievalSettings,
+        reranker: Any = None,
+        on_change: Callable[[], None] | None = None,
     ):
         self.store = store
         self.reranker = reranker
         self.embed_model = embed_model
         self.cfg = cfg
+        self.on_change = on_change  # called when the store changed since the last query
         self._papers: PaperIndex | None = None
         self._adapted: bool | None = None  # whether the store's vectors come from `rag adapt`
         self._chunks = 0  # chunks in the store at the last query (caps a dense query's size)
+        self._stamp: Stamp | None = None  # the store as the last query saw it
         self._lock = threading.Lock()
 
     def invalidate(self) -> None:
@@ -107,6 +114,23 @@ class PaperRetriever:
         with self._lock:
             self._papers = None
             self._adapted = None
+
+    def refresh(self) -> int:
+        """Look at the store (once per query): when it changed since the last query, in this process
+        or another, forget the paper table and BM25 index and call `on_change`. The store reopens
+        itself when another process's write made its vector index stale. Returns the chunk count."""
+        stamp = self.store.sync()
+        with self._lock:
+            previous, self._stamp = self._stamp, stamp
+            if stamp != previous:
+                self._papers = None
+                self._adapted = None
+        if previous is not None and stamp != previous:
+            logger.info("the store changed (revision %s, %d chunks): paper index dropped", stamp.revision or "-",
+                        stamp.chunks)
+            if self.on_change is not None:
+                self.on_change()
+        return stamp.chunks
 
     def feedback_weight(self) -> float:
         """The configured feedback weight; unset: 0.5, or 0 when an adapted model wrote the store."""
@@ -178,7 +202,7 @@ class PaperRetriever:
         if mode not in RETRIEVER_MODES:
             raise InvalidRequestError(f"unknown retriever {mode!r}; use dense, bm25 or hybrid")
         check_decisions(decisions)  # before any work
-        self._chunks = self.store.count_chunks()
+        self._chunks = self.refresh()
         if self._chunks == 0:
             raise EmptyStoreError("the store holds no papers; run `rag ingest` first")
         papers = self.papers()
@@ -225,7 +249,8 @@ class PaperRetriever:
             order = list(dict.fromkeys(named + done.order)) + order[depth_r:]
             if done.note:
                 notes.append(done.note)
-        order = order[:k]
+        # A paper written or removed since the paper table was read waits for the next query.
+        order = [p for p in order if p in papers][:k]
         sources = [
             papers.source(number, pid, score.get(pid, 0.0), dense.scores.get(pid, (0.0, None))[1])
             for number, pid in enumerate(order, start=1)

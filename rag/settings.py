@@ -55,6 +55,13 @@ class StoreSettings(_Group):
         True,
         description="Ingest the built-in 19-paper corpus when the store is empty on first use.",
     )
+    lock_timeout: float = Field(
+        5.0,
+        ge=0.0,
+        le=3600.0,
+        description="Seconds a write to the embedded store (ingest, remove, adapt) waits while another "
+        "process writes to it; then it fails with 'store busy'. Readers never wait.",
+    )
 
 
 class EmbeddingSettings(_Group):
@@ -157,8 +164,12 @@ class LLMSettings(_Group):
 
     @property
     def display_name(self) -> str:
+        """The model as answers and /healthz name it: the model and the endpoint's scheme and host
+        only (a URL's credentials, path or query never show)."""
         if self.is_remote:
-            return f"{self.model} @ {self.base_url}"
+            from .errors import safe_url
+
+            return f"{self.model} @ {safe_url(self.base_url or '', keep_path=False)}"
         return f"local:{self.model_path.name if self.model_path else 'SmolLM2-135M-Instruct.Q4_1.gguf'}"
 
 
@@ -196,11 +207,23 @@ class AnswerSettings(_Group):
         "by that abstract's closest sentence when their cosine similarity is at least this, else dropped.",
     )
 
+    condense: Literal["auto", "llm", "rules"] = Field(
+        "auto",
+        description="How a follow-up that refers back becomes a standalone question: llm: the LLM "
+        "rewrites it (checked; the rules take over when unusable); rules: pointer and pronoun rules "
+        "only, no LLM call; auto: llm for an endpoint, rules for the bundled local model (its rewrite "
+        "was never usable in benchmarks/bench_condense.py and cost ~4 s of CPU per follow-up).",
+    )
+
     def resolved_mode(self, remote: bool) -> str:
         """The mode in effect: auto means generative for an endpoint, evidence for the local model."""
         if self.mode == "auto":
             return "generative" if remote else "evidence"
         return self.mode
+
+    def condenses_with_llm(self, remote: bool) -> bool:
+        """Whether follow-ups are rewritten by the LLM (see `condense`)."""
+        return self.condense == "llm" or (self.condense == "auto" and remote)
 
 
 class ServerSettings(_Group):
@@ -211,12 +234,21 @@ class ServerSettings(_Group):
     )
     port: int = Field(default=7860, ge=0, le=65535, description="TCP port (0: any free port).")
     api_key: SecretStr | None = Field(
-        default=None, description="When set, /api/* and /v1/* require `Authorization: Bearer <key>`."
+        default=None,
+        description="When set, /api/* and /v1/* require `Authorization: Bearer <key>`; with the UI on, "
+        "RAG_SERVER__UI_AUTH is then required too. Set but empty: the server refuses to start.",
     )
     ui_auth: SecretStr | None = Field(
-        default=None, description="`user:password` for a Gradio login page on the UI."
+        default=None, description="`user:password` for a Gradio login page on the UI (every UI route "
+        "that answers needs the login)."
     )
     ui: bool = Field(default=True, description="Serve the chat UI at /.")
+    allow_unauthenticated: bool = Field(
+        default=False,
+        description="Start anyway where answering would need no credential: the UI without "
+        "RAG_SERVER__UI_AUTH while RAG_SERVER__API_KEY is set, or a non-loopback RAG_SERVER__HOST "
+        "without RAG_SERVER__API_KEY (e.g. behind an authenticating proxy).",
+    )
     max_question_chars: int = Field(default=2000, ge=1, le=2000, description="Longest question accepted.")
     max_history_messages: int = Field(
         default=20, ge=0, le=200, description="Most earlier messages in a chat request."
@@ -241,9 +273,61 @@ class ServerSettings(_Group):
     @field_validator("ui_auth")
     @classmethod
     def _user_pass(cls, v: SecretStr | None) -> SecretStr | None:
-        if v is not None and ":" not in v.get_secret_value():
-            raise ValueError("ui_auth must look like user:password")
+        if v is not None:
+            user, colon, password = v.get_secret_value().partition(":")
+            if not (colon and user.strip() and password):
+                raise ValueError("ui_auth must look like user:password (both non-empty)")
         return v
+
+    def ui_login(self) -> tuple[str, str] | None:
+        """The UI's (user, password), when RAG_SERVER__UI_AUTH is set."""
+        if self.ui_auth is None:
+            return None
+        user, _, password = self.ui_auth.get_secret_value().partition(":")
+        return user, password
+
+    @property
+    def loopback(self) -> bool:
+        """Whether `host` only accepts connections from this machine."""
+        import ipaddress
+
+        try:
+            return ipaddress.ip_address(self.host.strip("[]")).is_loopback
+        except ValueError:
+            return self.host == "localhost"
+
+    def startup_problems(self) -> list[str]:
+        """Why these settings must not serve: an empty API key, or a route that answers with no
+        credential (the UI beside a key, or an open API on the network) unless allowed."""
+        problems = []
+        if self.api_key is not None and not self.api_key.get_secret_value().strip():
+            problems.append(
+                "RAG_SERVER__API_KEY is set but empty, which would leave the API open; set a key "
+                "or unset the variable"
+            )
+        elif not self.allow_unauthenticated:
+            if self.api_key is not None and self.ui and self.ui_auth is None:
+                problems.append(
+                    "RAG_SERVER__API_KEY is set but the chat UI would answer without it; set "
+                    "RAG_SERVER__UI_AUTH=user:password, serve without the UI (--no-ui, "
+                    "RAG_SERVER__UI=false) or set RAG_SERVER__ALLOW_UNAUTHENTICATED=true"
+                )
+            if not self.loopback and self.api_key is None:
+                problems.append(
+                    f"host {self.host} is reachable from the network but RAG_SERVER__API_KEY is not "
+                    "set, so anyone there could use the server; set RAG_SERVER__API_KEY (and "
+                    "RAG_SERVER__UI_AUTH for the UI), bind 127.0.0.1, or set "
+                    "RAG_SERVER__ALLOW_UNAUTHENTICATED=true"
+                )
+        return problems
+
+    def check_startup(self) -> None:
+        """Raise ConfigError naming every `startup_problems`."""
+        problems = self.startup_problems()
+        if problems:
+            from .errors import ConfigError
+
+            raise ConfigError("the server will not start: " + "; ".join(problems))
 
     def limits(self) -> Limits:
         """The input limits every route and the UI apply."""

@@ -1,21 +1,53 @@
-"""The Chroma collection that holds paper chunks: embedded PersistentClient or a `chroma run` server."""
+"""The Chroma collection that holds paper chunks: embedded PersistentClient or a `chroma run` server.
+
+Several processes may use one store (a server answering while `rag ingest` or `rag remove` runs):
+
+* **Change detection**: every write bumps the store's *revision* (embedded: the file `rag-revision`
+  in the store directory; server: the collection's metadata key `rag_revision`). `PaperStore.sync()`
+  compares (revision, chunk count) with what it saw last; readers call it once per query (a file
+  read for the embedded store, see tests/test_store_processes.py for the measured cost).
+* **Reopening**: the embedded Chroma client keeps its vector index in memory and does not see
+  another process's writes (its metadata reads do). When another process wrote, the one client this
+  process holds for that directory (`_Connection`, shared by every PaperStore on it) is closed and
+  opened again; the other stores of the process are untouched. Calls in flight finish first.
+* **One writer at a time**: writes to an embedded store hold an exclusive `flock` on `rag-write.lock`
+  in the store directory (`PaperStore.writing()`); another writer waits `lock_timeout` seconds and
+  then fails with `StoreBusyError`. Readers take no lock.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import secrets
+import threading
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 from urllib.parse import urlparse
 
 from .errors import StoreError
 from .settings import StoreSettings
 from .vectors import unit
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: no inter-process write lock
+    fcntl = None  # type: ignore[assignment]
+
 logger = logging.getLogger(__name__)
 
 PAGE = 2000
+REVISION_FILE = "rag-revision"
+LOCK_FILE = "rag-write.lock"
+REVISION_KEY = "rag_revision"  # in the collection metadata of a server store
+
+
+class StoreBusyError(StoreError):
+    """Another process (or thread) is writing to the embedded store and did not finish in time."""
 
 
 @dataclass
@@ -28,6 +60,16 @@ class PaperEntry:
 
     def is_complete(self, content_hash: str) -> bool:
         return self.hashes == {content_hash} and len(self.chunk_ids) == self.expected_chunks
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write in `path` (os.access also reports a read-only mount to root)."""
+    db = path / "chroma.sqlite3"
+    return os.access(path, os.W_OK) and (not db.exists() or os.access(db, os.W_OK))
 
 
 def open_client(cfg: StoreSettings) -> Any:
@@ -55,7 +97,236 @@ def open_client(cfg: StoreSettings) -> Any:
         raise
     except Exception as exc:  # chromadb raises many types for an unreachable or broken store
         where = cfg.chroma_url or str(cfg.path)
-        raise StoreError(f"cannot open the Chroma store at {where}: {exc}") from exc
+        if not cfg.chroma_url and cfg.path.is_dir() and not _writable(cfg.path):
+            raise StoreError(
+                f"the store at {where} is read-only, and Chroma must write to a store even to read it "
+                f"({_one_line(exc)}); make the directory writable or copy it somewhere writable"
+            ) from exc
+        raise StoreError(f"cannot open the Chroma store at {where}: {_one_line(exc)}") from exc
+
+
+def next_revision(previous: str | None) -> str:
+    """'<n + 1>.<random>': a counter for people, and a random part so that two writes never leave
+    the same revision (a store server has no write lock: two writers may both count to n + 1)."""
+    head = (previous or "").split(".", 1)[0]
+    return f"{int(head) + 1 if head.isdigit() else 1}.{secrets.token_hex(4)}"
+
+
+def _user_metadata(meta: dict[str, Any] | None) -> dict[str, Any]:
+    """Collection metadata that `modify` accepts (Chroma refuses a restated distance function; the
+    collection keeps it in its configuration)."""
+    return {k: v for k, v in (meta or {}).items() if not k.startswith("hnsw:")}
+
+
+class _Gate:
+    """Chroma calls run together (shared); a reopen (exclusive) waits for the calls in flight and
+    holds new ones back until the new client is in place."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0
+        self._closing = False
+        self._mine = threading.local()
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        depth = getattr(self._mine, "depth", 0)
+        if depth == 0:  # a thread already inside a call goes on (it would wait for itself)
+            with self._cond:
+                while self._closing:
+                    self._cond.wait()
+                self._active += 1
+        self._mine.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._mine.depth = depth
+            if depth == 0:
+                with self._cond:
+                    self._active -= 1
+                    if self._active == 0:
+                        self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[bool]:
+        """Yields False (and does not wait) when this thread is itself inside a call."""
+        if getattr(self._mine, "depth", 0):
+            yield False
+            return
+        with self._cond:
+            while self._closing:
+                self._cond.wait()
+            self._closing = True
+            while self._active:
+                self._cond.wait()
+        try:
+            yield True
+        finally:
+            with self._cond:
+                self._closing = False
+                self._cond.notify_all()
+
+
+class _Connection:
+    """This process's one Chroma client for a store location, shared by every PaperStore on it, its
+    revision bookkeeping and (embedded) the inter-process write lock."""
+
+    def __init__(self, cfg: StoreSettings):
+        self.cfg = cfg
+        self.embedded = not cfg.chroma_url
+        self.path = Path(cfg.path)
+        self.gate = _Gate()
+        # The revision the client is known to be current with; read before opening, so a write
+        # landing in between makes the next sync reopen rather than go unseen.
+        self.fresh = self.read_revision() if self.embedded and self.path.is_dir() else ""
+        self.client = open_client(cfg)
+        self.generation = 0  # reopens so far; a PaperStore fetches its collection again after one
+        self.writes = 0  # revisions this process wrote
+        self._writer = threading.RLock()
+        self._depth = 0
+        self._lock_fd: int | None = None
+
+    # -- revision (embedded store) ------------------------------------------------------------
+    def read_revision(self) -> str:
+        try:
+            fd = os.open(self.path / REVISION_FILE, os.O_RDONLY)
+        except FileNotFoundError:
+            return ""
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.path / REVISION_FILE}: {exc.strerror}") from exc
+        try:
+            return os.read(fd, 64).decode("ascii", "replace").strip()
+        finally:
+            os.close(fd)
+
+    def write_revision(self) -> None:
+        """Record that the store changed (under the write lock): a new file replaces the old one."""
+        new = next_revision(self.read_revision())
+        before, self.fresh = self.fresh, new  # before the file: this process's readers need no reopen
+        tmp = self.path / f"{REVISION_FILE}.{os.getpid()}.tmp"
+        try:
+            tmp.write_text(new + "\n", encoding="ascii")
+            os.replace(tmp, self.path / REVISION_FILE)
+        except OSError as exc:
+            self.fresh = before
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise StoreError(
+                f"cannot record a write in the store at {self.path}: {exc.strerror} (is the disk full?)"
+            ) from exc
+        self.writes += 1
+
+    def refresh(self) -> None:
+        """Reopen the client when another process wrote since it was opened (embedded store)."""
+        if self.embedded:
+            generation = self.generation
+            revision = self.read_revision()
+            if revision != self.fresh:
+                self.reopen(generation, revision)
+
+    def reopen(self, generation: int, revision: str) -> None:
+        """Close the client and open it again, so its vector index is read anew from disk. Only this
+        location's client is replaced; calls in flight finish on the old one first."""
+        with self.gate.exclusive() as ok:
+            if not ok or self.generation != generation:
+                return  # inside a call of this thread (the next sync reopens), or reopened meanwhile
+            old = self.client
+            with contextlib.suppress(Exception):
+                old.close()  # stops Chroma's System for this path once no client holds it
+            self.client = open_client(self.cfg)
+            if getattr(self.client, "_server", None) is getattr(old, "_server", object()):
+                logger.warning(
+                    "another Chroma client in this process holds %s open, so its vector index cannot "
+                    "be reloaded: queries may miss other processes' writes until a restart", self.path
+                )
+            self.generation += 1
+            self.fresh = revision
+            logger.info("the store at %s changed in another process: reopened it", self.path)
+
+    # -- the write lock (embedded store) --------------------------------------------------------
+    @contextlib.contextmanager
+    def write_lock(self, timeout: float) -> Iterator[bool]:
+        """Hold the store's write lock (reentrant); yields whether this is the outermost hold."""
+        if not self.embedded:  # a Chroma server orders writes itself
+            yield True
+            return
+        if not self._writer.acquire(timeout=timeout):
+            raise StoreBusyError(self._busy(f"{os.getpid()}, another thread of this process", timeout))
+        try:
+            outermost = self._depth == 0
+            if outermost:
+                self._lock_fd = self._flock(timeout)
+            self._depth += 1
+            try:
+                yield outermost
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._unlock()
+        finally:
+            self._writer.release()
+
+    def _busy(self, holder: str, timeout: float) -> str:
+        return (f"store busy: another process (pid {holder}) is writing to {self.path}; try again when it "
+                f"finishes (waited {timeout:g}s, RAG_STORE__LOCK_TIMEOUT)")
+
+    def _flock(self, timeout: float) -> int | None:
+        if fcntl is None:
+            return None
+        path = self.path / LOCK_FILE
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write to the store at {self.path}: {exc.strerror} (creating {LOCK_FILE}); "
+                "a write needs a writable store directory"
+            ) from exc
+        deadline = time.monotonic() + timeout
+        waited = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise StoreBusyError(self._busy(holder, timeout)) from None
+                if not waited:
+                    waited = True
+                    logger.info("another process (pid %s) is writing to %s: waiting up to %gs", holder,
+                                self.path, timeout)
+                time.sleep(0.05)
+            except OSError as exc:
+                os.close(fd)
+                raise StoreError(f"cannot lock the store at {self.path} for writing: {exc.strerror}") from exc
+        with contextlib.suppress(OSError):  # who holds it, for the message another writer prints
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        return fd
+
+    def _unlock(self) -> None:
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is None or fcntl is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+_CONNECTIONS: dict[str, _Connection] = {}
+_CONNECTIONS_LOCK = threading.Lock()
+
+
+def _connection(cfg: StoreSettings) -> _Connection:
+    key = cfg.chroma_url or str(Path(cfg.path).resolve())
+    with _CONNECTIONS_LOCK:
+        conn = _CONNECTIONS.get(key)
+        if conn is None:
+            conn = _CONNECTIONS[key] = _Connection(cfg)
+        return conn
 
 
 def chunk_paper_id(chunk_id: str) -> str:
@@ -74,14 +345,128 @@ class ModelRecord:
     fingerprint: str
 
 
+class Stamp(NamedTuple):
+    """What a reader compares to notice a change of the store, in any process."""
+
+    revision: str  # bumped by every write (see the module docstring)
+    chunks: int
+
+
 class PaperStore:
     """Paper-level operations over one Chroma collection of chunks."""
 
     def __init__(self, cfg: StoreSettings, collection: str | None = None):
         self.cfg = cfg
-        self.client = open_client(cfg)
         self.name = collection or cfg.collection
-        self.collection = self.client.get_or_create_collection(self.name, metadata={"hnsw:space": "cosine"})
+        self._conn = _connection(cfg)
+        self._collection: Any = None
+        self._generation = -1
+        self._seen: Stamp | None = None
+        self._seen_writes = 0
+        self._sync_lock = threading.Lock()
+        self._papers_counted: tuple[Stamp, int] | None = None  # (stamp, papers) of the last count
+        with self._conn.gate.shared():
+            self._fetch()
+
+    # -- the client and collection ----------------------------------------------------------------
+    @property
+    def client(self) -> Any:
+        return self._conn.client
+
+    @property
+    def collection(self) -> Any:
+        """The Chroma collection (fetched again after the client was reopened)."""
+        if self._generation != self._conn.generation:
+            self._fetch()
+        return self._collection
+
+    def _fetch(self) -> None:
+        generation = self._conn.generation
+        self._collection = self._conn.client.get_or_create_collection(self.name, metadata={"hnsw:space": "cosine"})
+        self._generation = generation
+
+    def sync(self) -> Stamp:
+        """The store's stamp now. When another process wrote since this process last looked, the
+        embedded client is reopened first (its vector index would not show the write) and the
+        collection fetched again (`rag adapt` replaces it), so the next reads see the store as it is.
+
+        Cost: one small file read plus the chunk count for an embedded store; for a Chroma server,
+        fetching the collection (its metadata holds the revision) plus the count."""
+        with self._sync_lock:
+            conn = self._conn
+            seen = self._seen
+            writes, generation = conn.writes, conn.generation
+            if conn.embedded:
+                revision = conn.read_revision()
+                if revision != conn.fresh:
+                    conn.reopen(generation, revision)  # the collection is fetched again after it
+                elif seen is not None and revision != seen.revision:
+                    with conn.gate.shared():
+                        self._fetch()  # written by this process, maybe through another PaperStore
+            else:
+                with conn.gate.shared():
+                    self._fetch()
+                revision = str((self._collection.metadata or {}).get(REVISION_KEY, ""))
+            stamp = Stamp(revision, self.count_chunks())
+            if stamp == seen:
+                return stamp
+            if (conn.embedded and seen is not None and seen.revision == revision
+                    and writes == self._seen_writes == conn.writes and conn.generation == generation):
+                # Chunks came or went with no new revision, and not from this process: a writer that
+                # did not record its write (killed in between). Its vectors may be missing too.
+                conn.reopen(generation, revision)
+                stamp = Stamp(revision, self.count_chunks())
+            self._seen, self._seen_writes = stamp, conn.writes
+            return stamp
+
+    # -- writing ----------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the store's write lock for a batch of writes (reentrant; every write takes it too).
+
+        Embedded store: an exclusive lock on `rag-write.lock` in the store directory; another writer
+        (any process) waits up to `lock_timeout` seconds, then gets StoreBusyError. On the outermost
+        entry the client is reopened if another process wrote since, and the collection fetched
+        again, so the batch writes over the store as it is now."""
+        with self._conn.write_lock(self.cfg.lock_timeout) as outermost:
+            if outermost:
+                self._conn.refresh()
+                with self._conn.gate.shared():
+                    self._fetch()
+            yield
+
+    def _write(self, what: str, call: Any, bump: bool = True) -> Any:
+        """Run one Chroma write under the write lock; record a new revision (also after a failure:
+        part of it may be in). Chroma's errors become one-line StoreErrors."""
+        with self.writing():
+            try:
+                with self._conn.gate.shared():
+                    result = call(self.collection)
+            except Exception as exc:
+                if bump:
+                    with contextlib.suppress(Exception):
+                        self._bump()
+                if isinstance(exc, StoreError):
+                    raise
+                raise StoreError(
+                    f"cannot write to the store at {self.location} ({what}): {_one_line(exc)}; is the disk "
+                    "full or the store read-only? What the store held before this write is unchanged"
+                ) from exc
+            if bump:
+                self._bump()
+            return result
+
+    def _bump(self) -> None:
+        if self._conn.embedded:
+            self._conn.write_revision()
+            return
+        with self._conn.gate.shared():
+            current = self._conn.client.get_collection(self.name)
+            meta = _user_metadata(current.metadata)
+            meta[REVISION_KEY] = next_revision(str(meta.get(REVISION_KEY, "")))
+            current.modify(metadata=meta)
+            self._collection, self._generation = current, self._conn.generation
+        self._conn.writes += 1
 
     @property
     def models_dir(self) -> Path:
@@ -89,16 +474,19 @@ class PaperStore:
         return Path(self.cfg.path) / "models"
 
     def model_record(self) -> ModelRecord | None:
-        meta = self.collection.metadata or {}
+        with self._conn.gate.shared():
+            meta = self.collection.metadata or {}
         if "embedding_fingerprint" not in meta:
             return None
         return ModelRecord(str(meta.get("embedding_model", "")), str(meta["embedding_fingerprint"]))
 
     def set_model_record(self, record: ModelRecord) -> None:
-        # Chroma refuses metadata that restates the distance function; the collection keeps it.
-        self.collection.modify(
-            metadata={"embedding_model": record.name, "embedding_fingerprint": record.fingerprint}
-        )
+        def modify(collection: Any) -> None:
+            meta = _user_metadata(self._conn.client.get_collection(self.name).metadata)
+            meta.update(embedding_model=record.name, embedding_fingerprint=record.fingerprint)
+            collection.modify(metadata=meta)
+
+        self._write("recording the embedding model", modify)
 
     def replace_with(self, other: PaperStore) -> None:
         """Make `other` (a fully written sibling collection) this store's collection, under this name.
@@ -106,21 +494,29 @@ class PaperStore:
         The old collection steps aside under another name and is dropped only once the new one has
         taken the name: at every moment one complete collection exists."""
         aside = f"{self.name}-previous"
-        if aside in {c.name for c in self.client.list_collections()}:
-            self.client.delete_collection(aside)  # left by an earlier interrupted swap
-        self.collection.modify(name=aside)
-        try:
-            other.collection.modify(name=self.name)
-        except Exception:
-            self.collection.modify(name=self.name)  # put the old one back
-            raise
-        self.client.delete_collection(aside)
-        self.collection = self.client.get_collection(self.name)
-        other.name = self.name
-        other.collection = self.collection
+
+        def swap(collection: Any) -> Any:
+            client = self._conn.client
+            if aside in {c.name for c in client.list_collections()}:
+                client.delete_collection(aside)  # left by an earlier interrupted swap
+            collection.modify(name=aside)
+            try:
+                other.collection.modify(name=self.name)
+            except Exception:
+                collection.modify(name=self.name)  # put the old one back
+                raise
+            client.delete_collection(aside)
+            return client.get_collection(self.name)
+
+        with self.writing():
+            new = self._write("replacing the collection", swap)
+            self._collection = other._collection = new
+            other.name = self.name
 
     def drop(self) -> None:
-        self.client.delete_collection(self.name)
+        # A server store's revision lives in the collection itself: nothing to bump once it is gone.
+        self._write("dropping a collection", lambda _: self._conn.client.delete_collection(self.name),
+                    bump=self._conn.embedded)
 
     @property
     def location(self) -> str:
@@ -130,7 +526,8 @@ class PaperStore:
         """Every chunk as (id, metadata, document), paged so memory stays flat."""
         offset = 0
         while True:
-            page = self.collection.get(include=include, limit=PAGE, offset=offset)
+            with self._conn.gate.shared():
+                page = self.collection.get(include=include, limit=PAGE, offset=offset)
             ids = page["ids"]
             if not ids:
                 return
@@ -151,16 +548,19 @@ class PaperStore:
 
     def write(self, ids: list[str], embeddings: list[list[float]], metadatas: list[dict], documents: list[str]) -> None:
         """Upsert one batch of whole papers in a single Chroma call."""
-        self.collection.upsert(ids=ids, embeddings=embeddings, metadatas=metadatas, documents=documents)
+        self._write("writing chunks", lambda c: c.upsert(ids=ids, embeddings=embeddings, metadatas=metadatas,
+                                                         documents=documents))
 
     def delete_chunks(self, ids: list[str]) -> None:
         if ids:
-            self.collection.delete(ids=ids)
+            self._write("deleting chunks", lambda c: c.delete(ids=ids))
 
     def remove_paper(self, paper_id: str) -> int:
         """Delete every chunk of a paper; returns how many were deleted."""
-        found = self.collection.get(where={"paper_id": paper_id}, include=[])
-        self.delete_chunks(found["ids"])
+        with self.writing():
+            with self._conn.gate.shared():
+                found = self.collection.get(where={"paper_id": paper_id}, include=[])
+            self.delete_chunks(found["ids"])
         return len(found["ids"])
 
     def nearest_chunks(
@@ -176,9 +576,10 @@ class PaperStore:
         where: dict[str, Any] | None = None
         if decisions:
             where = {"decision": decisions[0]} if len(decisions) == 1 else {"decision": {"$in": list(decisions)}}
-        found = self.collection.query(
-            query_embeddings=[list(map(float, vector))], n_results=n, include=["distances"], where=where
-        )
+        with self._conn.gate.shared():
+            found = self.collection.query(
+                query_embeddings=[list(map(float, vector))], n_results=n, include=["distances"], where=where
+            )
         ids, dists = found["ids"][0], found["distances"][0]
         return [(chunk_paper_id(cid), 1.0 - float(d)) for cid, d in zip(ids, dists)]
 
@@ -190,7 +591,8 @@ class PaperStore:
         if not ids:
             return {}
         where: dict[str, Any] = {"paper_id": ids[0]} if len(ids) == 1 else {"paper_id": {"$in": ids}}
-        found = self.collection.get(where=where, include=["embeddings", "metadatas"])
+        with self._conn.gate.shared():
+            found = self.collection.get(where=where, include=["embeddings", "metadatas"])
         rows: dict[str, list[Any]] = defaultdict(list)
         windows: dict[str, list[Any]] = defaultdict(list)
         for meta, vec in zip(found["metadatas"] or [], found["embeddings"] if found["embeddings"] is not None else []):
@@ -205,7 +607,19 @@ class PaperStore:
         return out
 
     def count_chunks(self) -> int:
-        return int(self.collection.count())
+        with self._conn.gate.shared():
+            return int(self.collection.count())
+
+    def paper_count(self) -> int:
+        """Papers in the store: counted by a scan of every chunk's metadata (seconds on 100k chunks)
+        once per store stamp, so /healthz and `stats()` cost a file read and a count after that."""
+        stamp = self.sync()
+        cached = self._papers_counted
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        n = len(self.paper_ids())
+        self._papers_counted = (stamp, n)
+        return n
 
     def paper_ids(self) -> set[str]:
         return {str(m.get("paper_id")) for _, m, _ in self.iter_records(["metadatas"])}

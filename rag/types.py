@@ -2,11 +2,30 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from .query import QueryIntent
+
+_NOT_IN_URL = re.compile(r"[\s\x00-\x1f\x7f-\x9f<>\"'`\\]")
+
+
+def web_url(url: str) -> str:
+    """`url` when it is an http(s) link with a host, else "": a corpus may hold `javascript:` or
+    `data:` links, and every link the library shows (reference lists, citations, sources, the UI)
+    must be safe to click."""
+    url = (url or "").strip()
+    if not url or _NOT_IN_URL.search(url):
+        return ""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return ""
+    return url if parts.scheme.lower() in ("http", "https") and host else ""
 
 
 class Source(BaseModel):
@@ -15,12 +34,17 @@ class Source(BaseModel):
     number: int = Field(description="The n of [n] markers that refer to this paper.")
     paper_id: str
     title: str
-    url: str = ""
+    url: str = Field("", description="Link to the paper: http(s) only (any other link is left out).")
     decision: str = ""
     authors: list[str] = Field(default_factory=list)
     text: str = Field(description="The abstract text (matching chunks) handed to the LLM.")
     score: float = Field(description="Retrieval score used for ranking (RRF or similarity).")
     dense_score: float | None = Field(None, description="Cosine similarity of the best chunk.")
+
+    @field_validator("url")
+    @classmethod
+    def _web_url(cls, url: str) -> str:
+        return web_url(url)
 
 
 class Citation(BaseModel):
@@ -29,7 +53,7 @@ class Citation(BaseModel):
     number: int
     paper_id: str
     title: str
-    url: str = ""
+    url: str = Field("", description="Link to the paper: http(s) only (any other link is left out).")
     decision: str = ""
     authors: list[str] = Field(default_factory=list)
     supporting_text: str = Field(description="The abstract sentence that best supports the answer.")
@@ -42,6 +66,11 @@ class Citation(BaseModel):
         description="evidence: the sentence is quoted from the abstract; generated: the LLM wrote the "
         "marker and the checker passed it; attributed: the checker found the source of an uncited sentence."
     )
+
+    @field_validator("url")
+    @classmethod
+    def _web_url(cls, url: str) -> str:
+        return web_url(url)
 
 
 class AnswerItem(BaseModel):

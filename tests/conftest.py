@@ -102,3 +102,20 @@ def full_rag(tmp_path_factory: pytest.TempPathFactory, full_corpus: Path):
     rag = RAG(settings)
     rag.ingest([full_corpus], progress=False)
     return rag
+
+
+@pytest.fixture
+def fake_rag(seed_rag):
+    """`fake_rag(replies, **groups)`: a RAG over the seed store whose LLM is a `ScriptedLLM` (see
+    tests/fakes.py) replaying `replies`; answers are generative unless `answer={"mode": ...}` says
+    otherwise, and follow-ups are condensed by the LLM unless `answer={"condense": ...}` says
+    otherwise. It shares the seed store and embedding model read-only; `rag.llm.calls` shows what the
+    LLM received."""
+    from .fakes import ScriptedLLM, rag_with_llm
+
+    def make(replies=(), *, delay: float = 0.0, piece_chars: int = 4, **groups):
+        # The fake stands in for a model worth asking to condense (the local model's default is the rules).
+        groups["answer"] = {"mode": "generative", "condense": "llm", **groups.get("answer", {})}
+        return rag_with_llm(seed_rag, ScriptedLLM(replies, delay=delay, piece_chars=piece_chars), **groups)
+
+    return make

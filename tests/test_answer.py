@@ -1,5 +1,7 @@
-"""Answers end to end: evidence (default with the bundled model) and generative (real local model);
-every sentence shown with a citation is stated by its source; refusal without an LLM call."""
+"""Answers end to end: evidence (default with the bundled model) and generative (the real local
+model where the test is about what it writes; a scripted LLM where it is about the plumbing: the
+prompt, the sentence gate, the stream, the fallback to evidence, a failing model); every sentence
+shown with a citation is stated by its source; refusal without an LLM call."""
 
 from __future__ import annotations
 
@@ -7,14 +9,24 @@ import re
 
 import pytest
 
-from rag import RAG, Settings
+from rag import RAG
 from rag.citations import claims
-from rag.prompts import REFUSAL
+from rag.errors import LLMUnavailableError
+from rag.events import final_answer
+from rag.prompts import REFUSAL, load
 from rag.support import check_source
 from rag.types import Answer
 
 GRAPH_Q = "Which paper learns graph invariance by removing spurious features?"
 GRAPH_TITLE = "Learning Graph Invariance by Harnessing Spuriosity"
+# Scripted answers to GRAPH_Q: the first and third sentences are stated by the graph paper's abstract,
+# the second is not.
+SUPPORTED = (
+    "LIRS takes an indirect approach by first learning the spurious features and then removing them "
+    "from the ERM-learned features [1]."
+)
+UNSUPPORTED = "LIRS was trained on 4,096 TPUs for three months [1]."
+GAIN = "It outperforms the second-best method by as much as 25.50% [1]."
 
 QUESTIONS = [
     GRAPH_Q,
@@ -95,7 +107,10 @@ def test_graph_question_is_answered_from_the_evidence(seed_rag) -> None:
 
 
 def test_graph_question_generative_shows_only_supported_sentences(gen_rag) -> None:
-    answer = gen_rag.ask(GRAPH_Q)
+    events = list(gen_rag.stream(GRAPH_Q))  # `ask` drains this same stream
+    answer = final_answer(events)
+    assert [e.type for e in events][0] == "sources" and events[-1].type == "answer"
+    assert "".join(e.text for e in events if e.type == "token") == answer.text
     assert not answer.refused and answer.llm_called and answer.raw_text
     # What the 135M model writes varies with the prompt; what it may show does not.
     assert answer.sources[0].title == GRAPH_TITLE and answer.citations, answer.model_dump_json(indent=1)
@@ -104,25 +119,83 @@ def test_graph_question_generative_shows_only_supported_sentences(gen_rag) -> No
     assert answer.removed_unsupported == len(answer.unsupported_sentences)
 
 
-def test_off_topic_question_is_refused_without_calling_the_llm(seed_rag, tmp_path) -> None:
+def test_off_topic_question_is_refused_without_calling_the_llm(seed_rag, fake_rag) -> None:
     answer = seed_rag.ask("What is the boiling point of water in Kelvin?")
     assert answer.refused and not answer.llm_called and answer.mode == "refusal" and answer.refusal_reason
     assert answer.text == REFUSAL and answer.citations == []
-    # Proof that no LLM is involved: the same question with an unreachable endpoint still refuses.
-    dead = RAG(Settings(store={"path": seed_rag.settings.store.path},
-                        llm={"base_url": "http://127.0.0.1:9/v1", "model": "none", "max_retries": 0}))
-    assert dead.ask("What is the boiling point of water in Kelvin?").text == REFUSAL
+    # Proof that no LLM is involved: in generative mode, with an LLM that fails any call it gets, the
+    # same question still refuses and the LLM received nothing.
+    scripted = fake_rag([AssertionError("the LLM was called")])
+    assert scripted.ask("What is the boiling point of water in Kelvin?").text == REFUSAL
+    assert scripted.llm.calls == []
 
 
 @pytest.mark.parametrize("mode", ["evidence", "generative"])
-def test_stream_yields_sources_then_only_text_the_answer_shows(seed_rag, gen_rag, mode) -> None:
-    rag = seed_rag if mode == "evidence" else gen_rag
+def test_stream_yields_sources_then_only_text_the_answer_shows(seed_rag, fake_rag, mode) -> None:
+    rag = seed_rag if mode == "evidence" else fake_rag([f"{SUPPORTED} {UNSUPPORTED} {GAIN}"])
     events = list(rag.stream(GRAPH_Q))
     kinds = [e.type for e in events]
     assert kinds[0] == "sources" and kinds[-1] == "answer" and kinds.count("token") >= 1
     answer = events[-1].answer
     assert "".join(e.text for e in events if e.type == "token") == answer.text
     assert_citations_valid(answer)
+    if mode == "generative":  # a checked sentence at a time; the unsupported one never streams
+        assert [e.text for e in events if e.type == "token"] == [SUPPORTED, " " + GAIN]
+
+
+def test_generative_prompt_holds_the_sources_and_unsupported_sentences_are_removed(fake_rag) -> None:
+    raw = f"{SUPPORTED} {UNSUPPORTED} {GAIN.replace('[1]', '[7]')}"
+    rag = fake_rag([raw])
+    answer = rag.ask(GRAPH_Q)
+    (call,) = rag.llm.calls
+    assert call.method == "stream_chat"
+    system, user = call.messages
+    assert system.content == load("system")
+    assert f"Question: {GRAPH_Q}" in user.content and REFUSAL in user.content
+    for s in answer.sources:  # every retrieved paper is in the prompt under its number
+        assert f"[{s.number}] {s.title}\n" in user.content
+    assert answer.mode == "generative" and answer.llm_called and not answer.refused
+    assert answer.raw_text == raw and answer.completion_tokens == -(-len(raw) // 4)  # 4-character pieces
+    assert answer.text == f"{SUPPORTED} {GAIN}"  # [7] names no source: the sentence is checked without it
+    assert answer.unsupported_sentences == [UNSUPPORTED.removesuffix(" [1].") + "."]
+    assert answer.removed_unsupported == 1 and answer.removed_markers == [7]
+    assert [(c.number, c.title) for c in answer.citations] == [(1, GRAPH_TITLE)]
+    assert_citations_valid(answer)
+    assert_every_cited_sentence_supported(answer)
+
+
+def test_nothing_supported_falls_back_to_the_evidence_answer(seed_rag, fake_rag) -> None:
+    unsupported = [UNSUPPORTED, "The method needs 12 exaflops per graph [2]."]
+    rag = fake_rag([" ".join(unsupported)])
+    events = list(rag.stream(GRAPH_Q))
+    answer = final_answer(events)
+    assert answer.mode == "evidence" and answer.llm_called and answer.raw_text == " ".join(unsupported)
+    assert answer.unsupported_sentences == [u.rsplit(" [", 1)[0] + "." for u in unsupported]
+    assert answer.removed_unsupported == 2
+    assert "TPUs" not in answer.text and "exaflops" not in answer.text
+    assert answer.text == seed_rag.ask(GRAPH_Q).text  # the quoted evidence, as without an LLM
+    assert "".join(e.text for e in events if e.type == "token") == answer.text
+    assert_every_cited_sentence_supported(answer)
+
+
+def test_a_refusal_from_the_model_is_not_shown_as_an_answer(seed_rag, fake_rag) -> None:
+    rag = fake_rag([REFUSAL])
+    answer = rag.ask(GRAPH_Q)
+    assert answer.llm_called and answer.raw_text == REFUSAL and REFUSAL not in answer.text
+    assert answer.mode == "evidence" and answer.text == seed_rag.ask(GRAPH_Q).text
+
+
+def test_llm_failing_mid_answer_raises_llm_unavailable_after_the_shown_text(fake_rag) -> None:
+    from .fakes import Broken
+
+    rag = fake_rag([Broken(f"{SUPPORTED} LIRS", ConnectionError("connection reset"))])
+    events = []
+    with pytest.raises(LLMUnavailableError, match=r"the local model is unavailable \(ConnectionError: connection reset\)"):
+        for event in rag.stream(GRAPH_Q):
+            events.append(event)
+    assert [e.type for e in events] == ["sources", "token"] and events[1].text == SUPPORTED
+    with pytest.raises(LLMUnavailableError, match="TimeoutError: read timed out"):
+        fake_rag([TimeoutError("read timed out")]).ask(GRAPH_Q)
 
 
 @pytest.mark.slow

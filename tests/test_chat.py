@@ -10,8 +10,10 @@ import pytest
 from rag import prompts
 from rag.citations import LiveMarkerFilter, marker_numbers, strip_markers
 from rag.conversation import (
+    CONDENSE_MAX_TOKENS,
     ChatTurn,
     chat,
+    chat_stream,
     clean_llm_question,
     condense,
     depends_on_history,
@@ -23,9 +25,12 @@ from rag.conversation import (
     resolve_pointers,
     usable,
 )
-from rag.errors import BusyError
+from rag.errors import BusyError, LLMUnavailableError
+from rag.events import Condensed, Final, Sources, Token, final_answer
 from rag.gate import GenerationGate
 from rag.types import Citation
+
+from .fakes import ScriptedLLM
 
 LEAN = "LeanAgent: Lifelong Learning for Formal Theorem Proving"
 MRAG = "MRAG-Bench: Vision-Centric Evaluation for Retrieval-Augmented Multimodal Models"
@@ -45,25 +50,6 @@ def _history(
 ) -> list[ChatTurn]:
     cites = [_citation(1, LEAN), _citation(2, MRAG)] if with_citations else []
     return [ChatTurn(role="user", content=Q1), ChatTurn(role="assistant", content=text, citations=cites)]
-
-
-class _ScriptedLLM:
-    """Stands in for a model that returns a fixed rewrite (tests the guard, not the model)."""
-
-    def __init__(self, reply: str | Exception):
-        self.reply = reply
-        self.prompts: list[str] = []
-
-    def chat(self, messages, **kwargs):
-        self.prompts.append(messages[-1].content)
-        if isinstance(self.reply, Exception):
-            raise self.reply
-
-        class _R:
-            class message:  # noqa: N801
-                content = self.reply
-
-        return _R()
 
 
 def test_condense_prompt_variables_match_the_code() -> None:
@@ -156,19 +142,20 @@ def test_clean_llm_question_strips_labels_quotes_and_markers() -> None:
 
 
 def test_condense_uses_a_good_rewrite_and_falls_back_on_a_bad_one() -> None:
-    good = _ScriptedLLM("What benchmark does LeanAgent use for formal theorem proving?")
+    good = ScriptedLLM(["What benchmark does LeanAgent use for formal theorem proving?"])
     out = condense(good, FOLLOW_UP, _history())
     assert out.method == "llm" and "LeanAgent" in out.question
     assert LEAN in good.prompts[0] and FOLLOW_UP in good.prompts[0]
+    assert [(c.method, c.kwargs) for c in good.calls] == [("chat", {"max_tokens": CONDENSE_MAX_TOKENS})]
 
     for reply in ["", "Sure! Here is a question.", "What is the capital of France?", ConnectionError("down")]:
-        out = condense(_ScriptedLLM(reply), FOLLOW_UP, _history())
+        out = condense(ScriptedLLM([reply]), FOLLOW_UP, _history())
         assert out.method == "fallback", reply
         assert out.question == f'What benchmark does "{LEAN}" use?'
 
 
 def test_pointers_are_resolved_without_the_model() -> None:
-    llm = _ScriptedLLM("unused")
+    llm = ScriptedLLM([])
     out = condense(llm, "What benchmark does the second one use?", _history())
     assert out.method == "rule" and out.question == f'What benchmark does "{MRAG}" use?'
     assert llm.prompts == []
@@ -178,13 +165,13 @@ def test_rewrite_naming_another_cited_paper_is_rejected() -> None:
     # "it" means the previous exchange's main paper (LeanAgent), not the other cited one.
     assert not usable("What benchmark does MRAG-Bench Vision-Centric Evaluation use?", FOLLOW_UP, _history())
     out = condense(
-        _ScriptedLLM("What benchmark does MRAG-Bench: Vision-Centric Evaluation use?"), FOLLOW_UP, _history()
+        ScriptedLLM(["What benchmark does MRAG-Bench: Vision-Centric Evaluation use?"]), FOLLOW_UP, _history()
     )
     assert out.method == "fallback" and LEAN in out.question and MRAG not in out.question
 
 
 def test_no_history_or_a_new_topic_means_no_condensing() -> None:
-    llm = _ScriptedLLM("unused")
+    llm = ScriptedLLM([])
     assert condense(llm, FOLLOW_UP, []).method == "none"
     new_topic = "Which papers study protein language model fitness and preference?"
     assert condense(llm, new_topic, _history()).question == new_topic
@@ -259,10 +246,90 @@ def test_gate_times_out_with_a_503_kind_of_busy() -> None:
     assert gate.stats()["running"] == 0 and gate.stats()["waiting"] == 0
 
 
-def test_first_question_of_a_chat_is_answered_without_the_llm_when_off_topic(seed_rag) -> None:
-    answer = chat(seed_rag, "What is the capital of France?")
+def test_first_question_of_a_chat_is_answered_without_the_llm_when_off_topic(fake_rag) -> None:
+    rag = fake_rag([])  # generative: any LLM call would show up in rag.llm.calls (and fail)
+    answer = chat(rag, "What is the capital of France?")
     assert answer.refused and not answer.llm_called
     assert answer.standalone_question == "What is the capital of France?"
+    assert rag.llm.calls == []
+
+
+REWRITE = "What benchmark does LeanAgent use for formal theorem proving?"
+LEAN_SENTENCE = (
+    "LeanAgent successfully generates formal proofs for 155 theorems across 23 diverse Lean repositories [1]."
+)
+
+
+def test_chat_stream_condenses_with_the_llm_then_answers_the_rewrite(fake_rag) -> None:
+    rag = fake_rag([REWRITE, LEAN_SENTENCE])
+    events = list(chat_stream(rag, FOLLOW_UP, _history(), top_k=3))
+    assert [type(e) for e in events] == [Condensed, Sources, Token, Final]
+    assert events[0] == Condensed(standalone_question=REWRITE, method="llm")
+    assert events[1].sources[0].title == LEAN and len(events[1].sources) == 3
+    assert events[2].text == LEAN_SENTENCE
+    answer = events[3].answer
+    assert answer.question == FOLLOW_UP and answer.standalone_question == REWRITE
+    assert answer.text == LEAN_SENTENCE and [c.title for c in answer.citations] == [LEAN]
+    condense_call, answer_call = rag.llm.calls
+    assert condense_call.method == "chat" and condense_call.kwargs == {"max_tokens": CONDENSE_MAX_TOKENS}
+    assert f"Follow-up question: {FOLLOW_UP}" in condense_call.text and f"(1) {LEAN}" in condense_call.text
+    assert answer_call.method == "stream_chat"
+    assert f"Question: {REWRITE}" in answer_call.text and FOLLOW_UP not in answer_call.text
+
+
+@pytest.mark.parametrize("reply", ["LeanAgent uses LeanDojo.", ConnectionError("down")])  # more: above
+def test_a_garbage_condense_reply_falls_back_to_the_deterministic_rewrite(fake_rag, reply) -> None:
+    rag = fake_rag([reply], answer={"mode": "evidence"})
+    events = list(chat_stream(rag, FOLLOW_UP, _history(), top_k=3))
+    fallback = f'What benchmark does "{LEAN}" use?'
+    assert events[0] == Condensed(standalone_question=fallback, method="fallback")
+    answer = final_answer(events)
+    assert answer.standalone_question == fallback and answer.question == FOLLOW_UP
+    assert answer.sources[0].title == LEAN and not answer.refused
+    assert [c.method for c in rag.llm.calls] == ["chat"]  # evidence answer: the condense call only
+
+
+def test_conversation_condenses_against_the_turns_it_kept(fake_rag) -> None:
+    rag = fake_rag([LEAN_SENTENCE, REWRITE, LEAN_SENTENCE, LEAN_SENTENCE])
+    conv = rag.conversation(top_k=3)
+    first = conv.ask(Q1)
+    assert first.text == LEAN_SENTENCE and first.standalone_question == Q1
+    assert [t.role for t in conv.turns] == ["user", "assistant"] and conv.turns[1].citations == first.citations
+    follow = conv.ask(FOLLOW_UP)
+    assert follow.standalone_question == REWRITE and follow.question == FOLLOW_UP
+    calls = rag.llm.calls
+    assert [c.method for c in calls] == ["stream_chat", "chat", "stream_chat"]
+    # The condense prompt holds the first exchange as the conversation kept it.
+    assert f"User: {Q1}" in calls[1].text and f"(1) {LEAN}" in calls[1].text
+    assert "155 theorems across 23 diverse Lean repositories" in calls[1].text
+    assert len(conv.turns) == 4
+    conv.reset()
+    assert conv.turns == []
+    assert conv.ask(FOLLOW_UP).standalone_question == FOLLOW_UP  # nothing left to condense against
+    assert [c.method for c in rag.llm.calls].count("chat") == 1
+
+
+def test_a_chat_holds_its_gate_slot_until_the_answer_is_done(fake_rag) -> None:
+    gate = GenerationGate(slots=1, max_waiting=0, timeout=1)
+    rag = fake_rag([LEAN_SENTENCE])
+    stream = chat_stream(rag, Q1, [], top_k=3, gate=gate)
+    assert isinstance(next(stream), Condensed)
+    assert gate.stats()["running"] == 1
+    with pytest.raises(BusyError) as info:  # a second question while the first is generating
+        list(chat_stream(rag, Q1, [], gate=gate))
+    assert info.value.queue_full
+    rest = list(stream)
+    assert isinstance(rest[-1], Final) and rest[-1].answer.text == LEAN_SENTENCE
+    assert gate.stats()["running"] == 0
+
+
+def test_a_failing_answer_releases_the_gate_and_raises_llm_unavailable(fake_rag) -> None:
+    gate = GenerationGate(slots=1, max_waiting=0, timeout=1)
+    rag = fake_rag([ConnectionError("refused"), LEAN_SENTENCE])
+    with pytest.raises(LLMUnavailableError, match="ConnectionError: refused"):
+        chat(rag, Q1, gate=gate)
+    assert gate.stats()["running"] == 0
+    assert chat(rag, Q1, gate=gate).text == LEAN_SENTENCE  # the slot is free again
 
 
 @pytest.mark.slow

@@ -1,7 +1,9 @@
-"""The `rag` command: help on every command, answers with sources, one-line errors."""
+"""The `rag` command: help on every command, answers with sources, one-line errors; `rag chat`
+in process with a scripted LLM (tests/fakes.py)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -51,6 +53,43 @@ def test_ask_prints_answer_and_numbered_sources_and_json() -> None:
     js = rag_cli("ask", "--json", "--retriever", "bm25", "--top-k", "3", "What is the boiling point of water in Kelvin?")
     data = json.loads(js.stdout)
     assert data["refused"] and data["citations"] == [] and data["llm_called"] is False
+
+
+def test_chat_command_condenses_follow_ups_starts_over_and_survives_errors(
+    fake_rag, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import rag as rag_package
+    from rag import cli
+
+    lean = "LeanAgent: Lifelong Learning for Formal Theorem Proving"
+    q1 = "Which paper proposes a lifelong learning agent for formal theorem proving?"
+    said = "LeanAgent achieves exceptional scores in stability and backward transfer [1]."
+    rewrite = "What benchmark does LeanAgent use for formal theorem proving?"
+    fake = fake_rag([said, rewrite, said, ConnectionError("down"), said])
+    monkeypatch.setattr(rag_package, "RAG", lambda settings: fake)  # what `rag chat` builds
+    monkeypatch.setattr(cli, "setup_logging", lambda level: None)  # leave the test's logging alone
+    # print_answer's `out=sys.stdout` default is bound when rag.cli is first imported, which may be
+    # under an earlier test's (since closed) capture: print to the stdout of now.
+    print_answer = cli.print_answer
+    monkeypatch.setattr(cli, "print_answer", lambda answer: print_answer(answer, sys.stdout))
+    lines = [q1, "What benchmark does it use?", "new", "", q1, q1, "exit", "never read"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
+    assert cli.main(["chat", "--top-k", "3", "--retriever", "dense"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("19 papers. Ask a question")
+    assert out.count(said) == 3 and out.count(f"  [1] {lean}\n      https://openreview.net/forum?id=") == 3
+    assert out.count(f"(searched for: {rewrite})") == 1 and out.count("(new conversation)") == 1
+    assert out.index("(searched for:") < out.index("(new conversation)")
+    assert err.strip() == (
+        "error: LLM endpoint the local model is unavailable (ConnectionError: down); "
+        "check RAG_LLM__BASE_URL and that the server is running"
+    )
+    calls = fake.llm.calls
+    assert [c.method for c in calls] == ["stream_chat", "chat", "stream_chat", "stream_chat", "stream_chat"]
+    assert f"User: {q1}" in calls[1].text  # the follow-up was condensed against the first exchange
+    assert f"Question: {rewrite}" in calls[2].text
+    for call in (calls[0], calls[2]):  # --top-k 3 reached the retriever: three sources in the prompt
+        assert "\n\n[3] " in call.text and "\n\n[4] " not in call.text
 
 
 def test_bad_input_is_one_line_and_nonzero(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""`rag.client.Client` against a real running server: typed answers, streaming, chat, clear errors."""
+"""`rag.client.Client` against a real running server: typed answers, streaming, chat, clear errors.
+The server's LLM is scripted (tests/fakes.py) where a test needs one: the client is the subject."""
 
 from __future__ import annotations
 
@@ -17,8 +18,11 @@ from rag.client import (
     ServiceUnavailableError,
 )
 from rag.errors import InvalidRequestError, RagError
+from rag.events import Condensed, Sources, Token
 from rag.gate import GenerationGate
 from rag.serve import ServerSettings, running
+
+from .fakes import Broken, rag_with_llm
 
 ON_TOPIC = "Which paper proposes a lifelong learning agent for formal theorem proving?"
 OFF_TOPIC = "What is the capital of France?"
@@ -26,9 +30,9 @@ LEAN = "LeanAgent: Lifelong Learning for Formal Theorem Proving"
 
 
 @pytest.fixture(scope="module")
-def rag(tmp_path_factory: pytest.TempPathFactory) -> RAG:
-    path = tmp_path_factory.mktemp("client") / "chroma"
-    return RAG(Settings(store={"path": path}, retrieval={"top_k": 2}, llm={"max_tokens": 64}))
+def rag(seed_rag) -> RAG:
+    """The seed store (shared read-only) with top_k 2 and short answers; the real local LLM."""
+    return rag_with_llm(seed_rag, None, retrieval={"top_k": 2}, llm={"max_tokens": 64})
 
 
 @pytest.fixture(scope="module")
@@ -86,21 +90,53 @@ def test_stopped_server_and_empty_store(tmp_path: Path) -> None:
             list(Client(srv.url).stream(ON_TOPIC))
 
 
-@pytest.mark.slow
-def test_stream_and_chat_with_the_local_model(server) -> None:
-    client = Client(server.url, api_key="k")
-    events = list(client.stream(ON_TOPIC))
-    kinds = [e.type for e in events]
-    assert kinds[:2] == ["condensed", "sources"] and kinds[-1] == "answer" and kinds.count("token") >= 3
-    assert isinstance(events[1].sources[0], Source) and events[1].sources[0].title == LEAN
-    final = events[-1].answer
-    assert isinstance(final, Answer) and final.citations
+REWRITE = "What benchmark does LeanAgent use for formal theorem proving?"
 
-    first = client.chat(ON_TOPIC)
-    assert first.sources[0].title == LEAN and len(client.history) == 2
-    follow = client.chat("What benchmark does it use?")
-    assert follow.question == "What benchmark does it use?"
-    assert follow.standalone_question != follow.question
-    assert follow.sources[0].title == LEAN  # the follow-up alone would be refused (see test_chat)
-    client.reset()
-    assert client.history == []
+
+def test_stream_and_chat_keep_the_conversation(fake_rag) -> None:
+    # Evidence answers as with the local model; the scripted LLM condenses the follow-up.
+    rag = fake_rag([REWRITE], retrieval={"top_k": 2}, answer={"mode": "evidence"})
+    with running(rag, ServerSettings(port=0, ui=False, api_key="k")) as server:
+        client = Client(server.url, api_key="k")
+        events = list(client.stream(ON_TOPIC))
+        kinds = [e.type for e in events]
+        assert kinds[:2] == ["condensed", "sources"] and kinds[-1] == "answer" and kinds.count("token") >= 3
+        assert isinstance(events[1].sources[0], Source) and events[1].sources[0].title == LEAN
+        final = events[-1].answer
+        assert isinstance(final, Answer) and final.citations
+        assert "".join(e.text for e in events if e.type == "token") == final.text
+
+        first = client.chat(ON_TOPIC)
+        assert first.sources[0].title == LEAN and len(client.history) == 2
+        follow = client.chat("What benchmark does it use?")
+        assert follow.question == "What benchmark does it use?"
+        assert follow.standalone_question != follow.question
+        assert follow.standalone_question == REWRITE  # the model's rewrite, as the server used it
+        assert follow.sources[0].title == LEAN  # the follow-up alone would be refused (see test_chat)
+        # The client sent its history: the condense prompt holds the first answer and its citations.
+        (condense,) = rag.llm.calls
+        assert f"User: {ON_TOPIC}" in condense.text and f"[Papers cited: (1) {LEAN}]" in condense.text
+        assert len(client.history) == 4 and client.history[3]["citations"][0]["title"] == LEAN
+        client.reset()
+        assert client.history == []
+        again = client.chat("What benchmark does it use?")
+        assert again.standalone_question == again.question and len(rag.llm.calls) == 1  # no history sent
+
+
+def test_a_stream_failing_mid_answer_raises_after_its_tokens(fake_rag) -> None:
+    broken = Broken("LeanAgent achieves exceptional scores in stability and backward transfer [1]. More",
+                    ConnectionError("connection reset"))
+    rag = fake_rag([broken, ConnectionError("refused")], retrieval={"top_k": 2})
+    with running(rag, ServerSettings(port=0, ui=False)) as server:
+        client = Client(server.url)
+        events = []
+        with pytest.raises(ServiceUnavailableError, match="unavailable") as info:
+            for event in client.stream(ON_TOPIC):
+                events.append(event)
+        assert [type(e) for e in events] == [Condensed, Sources, Token]
+        assert events[2].text == "LeanAgent achieves exceptional scores in stability and backward transfer [1]."
+        assert info.value.status_code == 503 and info.value.error_type == "llm_unavailable"
+        assert "ConnectionError: connection reset" in str(info.value)
+        with pytest.raises(ServiceUnavailableError, match="ConnectionError: refused") as info:
+            client.ask(ON_TOPIC)
+        assert info.value.error_type == "llm_unavailable"

@@ -1,12 +1,17 @@
-"""The HTTP API against a real uvicorn server: native, streaming, OpenAI-compatible, limits, auth, queue."""
+"""The HTTP API against a real uvicorn server: native, streaming, OpenAI-compatible, limits, auth, queue.
+
+Evidence answers (the default with the local model) need no LLM; generated answers, their SSE and
+OpenAI chunk framing and a model failing mid-stream are tested with a scripted LLM (tests/fakes.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -16,7 +21,9 @@ import pytest
 from rag import RAG, Settings
 from rag.gate import GenerationGate
 from rag.serve import ServerSettings, running
+from rag.types import Answer
 
+from .fakes import Broken, rag_with_llm
 from .servers import free_port
 
 ON_TOPIC = "Which paper proposes a lifelong learning agent for formal theorem proving?"
@@ -24,14 +31,10 @@ OFF_TOPIC = "What is the capital of France?"
 LEAN = "LeanAgent: Lifelong Learning for Formal Theorem Proving"
 
 
-def _settings(path: Path, **llm) -> Settings:
-    """The seed corpus with short answers, so tests with the local model stay quick."""
-    return Settings(store={"path": path}, retrieval={"top_k": 2}, llm={"max_tokens": 64, **llm})
-
-
 @pytest.fixture(scope="module")
-def rag(tmp_path_factory: pytest.TempPathFactory) -> RAG:
-    return RAG(_settings(tmp_path_factory.mktemp("api") / "chroma"))
+def rag(seed_rag) -> RAG:
+    """The seed store (shared read-only) with short answers (top_k 2, 64 tokens); the real local LLM."""
+    return rag_with_llm(seed_rag, None, retrieval={"top_k": 2}, llm={"max_tokens": 64})
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +67,27 @@ def _events(text: str) -> list[tuple[str, dict]]:
 
 def _markers(text: str) -> set[int]:
     return {int(n) for n in re.findall(r"\[(\d+)\]", text)}
+
+
+def _sse_blocks(raw: str) -> list[list[str]]:
+    """The lines of each server-sent event; the stream must end with a blank line."""
+    assert raw.endswith("\n\n"), raw[-200:]
+    return [block.split("\n") for block in raw[:-2].split("\n\n")]
+
+
+# Scripted answers to ON_TOPIC: both sentences are stated by LeanAgent's abstract.
+S1 = "LeanAgent successfully generates formal proofs for 155 theorems across 23 diverse Lean repositories [1]."
+S2 = "LeanAgent achieves exceptional scores in stability and backward transfer [1]."
+SCRIPT = f"{S1} {S2}"
+
+
+@contextlib.contextmanager
+def fake_server(fake_rag, replies, gate: GenerationGate | None = None):
+    """A server whose RAG answers with a scripted LLM (generative mode, the seed store, top_k 2)."""
+    rag = fake_rag(replies, retrieval={"top_k": 2})
+    with running(rag, ServerSettings(port=0, ui=False), gate=gate) as srv:
+        with httpx.Client(base_url=srv.url, timeout=60) as http:
+            yield rag, http
 
 
 # -- no LLM needed ----------------------------------------------------------------------------------
@@ -185,18 +209,12 @@ def test_full_queue_gets_429_and_a_long_wait_503(rag: RAG) -> None:
                 assert _error(http.post(path, json=body), 503)["type"] == "queue_timeout"
 
 
-def test_unreachable_llm_is_a_503_with_a_message(tmp_path: Path) -> None:
+def test_unreachable_llm_is_a_503_with_a_message(seed_rag) -> None:
     import openai
 
-    rag = RAG(
-        _settings(
-            tmp_path / "chroma",
-            base_url=f"http://127.0.0.1:{free_port()}/v1",
-            model="m",
-            max_retries=0,
-            timeout=5,
-        )
-    )
+    dead = {"base_url": f"http://127.0.0.1:{free_port()}/v1", "model": "m", "max_retries": 0, "timeout": 5}
+    rag = rag_with_llm(seed_rag, None, retrieval={"top_k": 2}, llm={"max_tokens": 64, **dead})
+    assert type(rag.llm).__name__ == "OpenAILike"  # a real client against a closed port
     with running(rag, ServerSettings(port=0, ui=False)) as srv:
         with httpx.Client(base_url=srv.url, timeout=60) as http:
             err = _error(http.post("/api/ask", json={"question": ON_TOPIC}), 503)
@@ -222,6 +240,131 @@ def test_empty_store_is_a_503(tmp_path: Path) -> None:
             )
 
 
+# -- a scripted LLM: generated answers through the server ------------------------------------------
+def test_native_stream_of_a_scripted_answer_is_exact(fake_rag) -> None:
+    with fake_server(fake_rag, [SCRIPT]) as (rag, http):
+        with http.stream("POST", "/api/ask/stream", json={"question": ON_TOPIC}) as resp:
+            assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event-stream")
+            assert resp.headers["cache-control"] == "no-cache" and resp.headers["x-accel-buffering"] == "no"
+            raw = resp.read().decode()
+    blocks = _sse_blocks(raw)
+    assert [len(b) for b in blocks] == [2] * len(blocks)  # one `event:` and one `data:` line each
+    assert all(b[0].startswith("event: ") and b[1].startswith("data: ") for b in blocks)
+    events = _events(raw)
+    assert [e for e, _ in events] == ["condensed", "sources", "token", "token", "answer"]
+    assert events[0][1] == {"standalone_question": ON_TOPIC, "method": "none"}
+    sources = events[1][1]["sources"]
+    assert len(sources) == 2 and sources[0]["title"] == LEAN
+    assert [d for e, d in events if e == "token"] == [{"text": S1}, {"text": " " + S2}]
+    answer = events[-1][1]
+    assert answer["text"] == SCRIPT and answer["raw_text"] == SCRIPT and answer["mode"] == "generative"
+    assert answer["sources"] == sources and [c["title"] for c in answer["citations"]] == [LEAN]
+    (call,) = rag.llm.calls  # the prompt holds the question and the two retrieved papers
+    assert f"Question: {ON_TOPIC}" in call.text and all(f"[{s['number']}] {s['title']}" in call.text for s in sources)
+
+
+def test_native_and_openai_answers_of_a_scripted_model(fake_rag) -> None:
+    import openai
+
+    with fake_server(fake_rag, [SCRIPT, SCRIPT]) as (rag, http):
+        answer = http.post("/api/ask", json={"question": ON_TOPIC, "top_k": 3}).json()
+        assert answer["text"] == SCRIPT and answer["llm_called"] and answer["sources"][0]["title"] == LEAN
+        assert len(answer["sources"]) == 3 and answer["completion_tokens"] == -(-len(SCRIPT) // 4)
+        client = openai.OpenAI(base_url=str(http.base_url) + "/v1", api_key="unused", max_retries=0)
+        done = client.chat.completions.create(
+            model="iclr-rag",
+            messages=[{"role": "system", "content": "ignored"}, {"role": "user", "content": ON_TOPIC}],
+        )
+    expected = Answer.model_validate(done.model_extra["answer"])
+    assert expected.text == SCRIPT
+    assert done.choices[0].message.content == expected.to_markdown() == (
+        f"{SCRIPT}\n\n**References**\n\n[1] {LEAN} — {expected.citations[0].url}"
+    )
+    assert done.choices[0].finish_reason == "stop" and done.object == "chat.completion"
+    assert done.usage.completion_tokens == answer["completion_tokens"]
+    assert done.model_extra["citations"] == [c.model_dump(mode="json") for c in expected.citations]
+    assert "ignored" not in rag.llm.calls[1].text  # a client's system message is not the prompt
+
+
+def test_openai_stream_of_a_scripted_answer_is_the_exact_chunk_sequence(fake_rag) -> None:
+    import openai
+
+    body = {"model": "iclr-rag", "stream": True, "messages": [{"role": "user", "content": ON_TOPIC}]}
+    with fake_server(fake_rag, [SCRIPT, SCRIPT]) as (_rag, http):
+        raw = http.post("/v1/chat/completions", json=body).text
+        client = openai.OpenAI(base_url=str(http.base_url) + "/v1", api_key="unused", max_retries=0)
+        parsed = list(client.chat.completions.create(**body))
+    blocks = _sse_blocks(raw)
+    assert all(len(b) == 1 and b[0].startswith("data: ") for b in blocks)
+    assert blocks[-1] == ["data: [DONE]"]
+    chunks = [json.loads(b[0][6:]) for b in blocks[:-1]]
+    assert {c["id"] for c in chunks} == {chunks[0]["id"]} and chunks[0]["id"].startswith("chatcmpl-")
+    assert {(c["object"], c["model"]) for c in chunks} == {("chat.completion.chunk", "iclr-rag")}
+    answer = Answer.model_validate(chunks[-1]["answer"])
+    assert [c["choices"][0]["delta"] for c in chunks] == [
+        {"role": "assistant", "content": ""},
+        {"content": S1},
+        {"content": " " + S2},
+        {"content": answer.tail_markdown()},
+        {},
+    ]
+    assert [c["choices"][0]["finish_reason"] for c in chunks] == [None, None, None, None, "stop"]
+    assert chunks[-1]["citations"] == [c.model_dump(mode="json") for c in answer.citations]
+    assert answer.text == SCRIPT and answer.tail_markdown().startswith("\n\n**References**\n\n[1] " + LEAN)
+    # The openai client reads the same sequence.
+    assert [c.choices[0].delta.content for c in parsed] == ["", S1, " " + S2, answer.tail_markdown(), None]
+    assert parsed[-1].choices[0].finish_reason == "stop" and parsed[-1].model_extra["answer"]["text"] == SCRIPT
+
+
+def test_llm_failing_mid_stream_is_an_llm_unavailable_error_event(fake_rag) -> None:
+    broken = Broken(f"{S1} LeanAgent", ConnectionError("connection reset"))
+    openai_body = {"stream": True, "messages": [{"role": "user", "content": ON_TOPIC}]}
+    with fake_server(fake_rag, [broken, broken, ConnectionError("refused")]) as (_rag, http):
+        native = http.post("/api/ask/stream", json={"question": ON_TOPIC})
+        assert native.status_code == 200  # the stream had started: the error is its last event
+        compat = http.post("/v1/chat/completions", json=openai_body)
+        err = _error(http.post("/api/ask", json={"question": ON_TOPIC}), 503)
+    events = _events(native.text)
+    assert [e for e, _ in events] == ["condensed", "sources", "token", "error"]
+    assert events[2][1] == {"text": S1}
+    error = events[-1][1]["error"]
+    assert error["type"] == "llm_unavailable" and error["status"] == 503
+    assert "ConnectionError: connection reset" in error["message"]
+    datas = [json.loads(b[0][6:]) for b in _sse_blocks(compat.text)]
+    assert [d["choices"][0]["delta"] for d in datas[:2]] == [{"role": "assistant", "content": ""}, {"content": S1}]
+    assert datas[2] == {"error": {"type": "llm_unavailable", "message": error["message"], "code": 503}}
+    assert len(datas) == 3 and "[DONE]" not in compat.text  # no [DONE] after an error
+    assert err["type"] == "llm_unavailable" and "ConnectionError: refused" in err["message"]
+
+
+def test_a_streaming_answer_holds_its_slot_until_it_ends(fake_rag) -> None:
+    release = threading.Event()
+
+    def slow_model(messages) -> str:  # generation blocks until the test lets it go
+        assert release.wait(30), "never released"
+        return SCRIPT
+
+    gate = GenerationGate(slots=1, max_waiting=0, timeout=1)
+    with fake_server(fake_rag, slow_model, gate=gate) as (_rag, http), httpx.Client(
+        base_url=str(http.base_url), timeout=30
+    ) as other:
+        with http.stream("POST", "/api/ask/stream", json={"question": ON_TOPIC}) as resp:
+            lines = resp.iter_lines()
+            try:
+                assert next(line for line in lines if line.startswith("event: ")) == "event: condensed"
+                assert next(line for line in lines if line.startswith("event: ")) == "event: sources"
+                # Sources are out and the model is generating: the one slot is taken.
+                assert other.get("/healthz").json()["queue"]["running"] == 1
+                busy = _error(other.post("/api/ask", json={"question": OFF_TOPIC}), 429)
+                assert busy["type"] == "queue_full"
+            finally:
+                release.set()
+            rest = "\n".join(lines)
+        assert "event: answer" in rest and "event: error" not in rest
+        assert other.get("/healthz").json()["queue"]["running"] == 0
+        assert other.post("/api/ask", json={"question": OFF_TOPIC}).json()["refused"]
+
+
 def test_serve_command_help(capsys: pytest.CaptureFixture[str]) -> None:
     from rag.cli import main
 
@@ -232,7 +375,7 @@ def test_serve_command_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--host" in text and "--port" in text and "RAG_SERVER__" in text
 
 
-# -- with the local LLM -------------------------------------------------------------------------------
+# -- evidence answers end to end (the local model's default mode: no LLM call) ----------------------
 @pytest.mark.slow
 def test_ask_answers_with_citations(http: httpx.Client) -> None:
     answer = http.post("/api/ask", json={"question": ON_TOPIC}).json()

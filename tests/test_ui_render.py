@@ -19,8 +19,6 @@ from ui.render import (
     sources_html,
 )
 
-from .servers import free_port
-
 XSS = '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>'
 ON_TOPIC = "Which paper proposes a lifelong learning agent for formal theorem proving?"
 
@@ -134,22 +132,18 @@ def test_empty_store_gives_a_friendly_message(tmp_path: Path) -> None:
     assert last.turns[-1]["answer"] is None  # a failed turn is shown but not used as chat history
 
 
-def test_unreachable_llm_gives_a_friendly_message_with_sources(seed_rag, tmp_path: Path) -> None:
-    settings = Settings(
-        store={"path": tmp_path / "seed"},
-        llm={
-            "base_url": f"http://127.0.0.1:{free_port()}/v1",
-            "model": "none",
-            "max_retries": 0,
-            "timeout": 5,
-        },
-    )
-    rag = RAG(settings)
+def test_unreachable_llm_gives_a_friendly_message_with_sources(fake_rag) -> None:
+    from .fakes import Broken
+
+    shown = "LeanAgent achieves exceptional scores in stability and backward transfer [1]."
+    rag = fake_rag([Broken(shown + " It", ConnectionError("connection refused"))])
     views = list(chat_turn(rag, ON_TOPIC, []))
+    assert any("backward transfer" in v.messages[-1]["content"] and not v.done for v in views)  # streamed
     last = views[-1]
-    assert last.error and "unreachable" in last.error
+    assert last.error and "unreachable" in last.error and "ConnectionError: connection refused" in last.error
     assert re.search(r"LeanAgent", last.sources_html)  # retrieval worked; the papers are still shown
     assert 'data-state="error"' in last.sources_html
+    assert last.turns[-1]["answer"] is None  # the half-streamed answer is not kept as chat history
 
 
 @pytest.mark.slow
@@ -203,3 +197,14 @@ def test_author_question_lists_all_their_papers_with_the_reading_shown(seed_rag)
     assert answer.items and answer.items[0].title.startswith("LeanAgent")
     assert any(author in n for n in answer.intent.notes)
     assert "Papers by" in sources_html(answer)
+
+
+def test_a_session_keeps_at_most_its_last_turns(seed_rag) -> None:
+    """Issue 10: session history was unbounded. A session at its cap drops its oldest turn."""
+    from ui.render import SESSION_TURNS
+
+    first = list(chat_turn(seed_rag, "What is the capital of France?", []))[-1].turns[0]
+    full = [dict(first, question=f"question {i}") for i in range(SESSION_TURNS)]
+    last = list(chat_turn(seed_rag, "What is the capital of Spain?", full))[-1]
+    assert len(last.turns) == SESSION_TURNS
+    assert last.turns[0]["question"] == "question 1" and last.turns[-1]["question"] == "What is the capital of Spain?"

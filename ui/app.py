@@ -190,7 +190,9 @@ def build_ui(
         chatbot.clear(new_chat, None, outputs, queue=False, api_visibility="private")
         copy.click(None, [markdown], None, js=COPY_JS)
         demo.load(lambda: status_line(rag), None, status, queue=False, api_visibility="private")
-    demo.queue(max_size=queue_size, default_concurrency_limit=slots)
+    # api_open=False: the queued answer runs only through the queue (its slots, its size), never as a
+    # direct POST to /gradio_api/run/.
+    demo.queue(max_size=queue_size, default_concurrency_limit=slots, api_open=False)
     return demo
 
 
@@ -202,8 +204,10 @@ def mount_ui(
     auth: tuple[str, str] | None = None,
     limits: Limits = DEFAULT_LIMITS,
     queue_size: int = 32,
+    max_file_size: int | None = None,
 ) -> Any:
-    """Mount the chat UI on a FastAPI app (Gradio login when `auth` is given)."""
+    """Mount the chat UI on a FastAPI app (Gradio login when `auth` is given). The screen has no
+    upload; `max_file_size` (bytes) still bounds Gradio's upload route, should one be reached."""
     import gradio as gr
 
     demo = build_ui(rag, gate, limits=limits, queue_size=queue_size)
@@ -219,4 +223,5 @@ def mount_ui(
         ssr_mode=False,
         mcp_server=False,
         show_error=True,
+        max_file_size=max_file_size,
     )

@@ -238,6 +238,11 @@ def history_from_turns(turns: Sequence[dict[str, Any]], limits: Limits = DEFAULT
     return out
 
 
+# Turns a browser session keeps (and shows); older ones leave the screen. What is sent to the model
+# as history is bounded separately by the server's limits (`history_from_turns`).
+SESSION_TURNS = 50
+
+
 def chat_turn(
     rag: Any,
     question: str,
@@ -290,12 +295,13 @@ def chat_turn(
             elif isinstance(ev, Final):
                 answer = ev.answer
                 turns.append({"question": question, "answer": answer.model_dump(mode="json")})
+                del turns[:-SESSION_TURNS]  # a session's memory is bounded too
                 panel = sources_html(answer, searched=searched, turn=turn, earlier=earlier)
                 yield View(display_messages(turns), panel, answer.to_markdown(), turns, done=True)
                 return
     except RagError as exc:
         logger.warning("chat turn failed: %s", exc)
         message = friendly_error(exc)
-        failed = turns + [{"question": question, "answer": None, "error": "⚠️ " + message}]
+        failed = (turns + [{"question": question, "answer": None, "error": "⚠️ " + message}])[-SESSION_TURNS:]
         panel = sources_html(None, sources, searched, "error", turn, earlier)
         yield View(display_messages(failed), panel, "", failed, error=message, done=True)

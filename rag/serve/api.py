@@ -7,28 +7,111 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag.conversation import ChatTurn, chat_stream
+from rag.errors import InvalidRequestError
 from rag.events import Event, Final, Sources, final_answer
 from rag.gate import GenerationGate
-from rag.limits import check_request
+from rag.limits import Limits, check_request
 from rag.settings import Decision, RetrieverMode, ServerSettings
-from rag.types import Answer
+from rag.types import Answer, Citation
+
+# Request models are strict: a JSON value of another type than the schema's is a 400, never
+# coerced ("3" is no top_k, 1 is no `stream`), so the OpenAPI schema says exactly what is accepted.
+STRICT = ConfigDict(strict=True)
 
 
-class AskRequest(BaseModel):
-    """A question, optionally with the conversation so far."""
+def check_text(value: object) -> None:
+    """InvalidRequestError when a string in `value` holds a lone surrogate (a JSON `\\ud800` escape):
+    such text cannot be embedded, stored or sent back as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidRequestError("the request holds a lone surrogate (not a character)") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_text(key)
+            check_text(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            check_text(item)
 
-    model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(description="The (follow-up) question.")
-    history: list[ChatTurn] = Field(default_factory=list, description="Earlier messages, oldest first.")
+def json_numbers(value: Any) -> Any:
+    """`value` with every integral float (`11.0`) as an int: JSON Schema's `integer` admits it, and
+    the strict models would refuse it. Other types stay as they are (and strict)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: json_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_numbers(item) for item in value]
+    return value
+
+
+def request_json(data: Any) -> Any:
+    """A request body's JSON as the strict models read it (see `check_text`, `json_numbers`)."""
+    check_text(data)
+    return json_numbers(data)
+
+
+class HistoryCitation(Citation):
+    """A citation of an earlier answer, as a request sends it back."""
+
+    model_config = STRICT
+
+
+class HistoryTurn(ChatTurn):
+    """An earlier message of the conversation."""
+
+    model_config = STRICT
+
+    citations: list[HistoryCitation] = Field(  # type: ignore[assignment]
+        default_factory=list, description="Citations of an assistant answer (optional)."
+    )
+
+
+class SearchOptions(BaseModel):
+    """The retrieval options every answering request may carry, and the JSON checks of a request."""
+
     top_k: int | None = Field(
         default=None, description="Papers given to the LLM (default: RAG_RETRIEVAL__TOP_K)."
     )
     decisions: list[Decision] | None = Field(default=None, description="Only papers with these decisions.")
     retriever: RetrieverMode | None = Field(default=None, description="dense, bm25 or hybrid.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text(cls, data: Any) -> Any:
+        return request_json(data)
+
+
+class AskRequest(SearchOptions):
+    """A question, optionally with the conversation so far. The limits (question length, history
+    messages and characters, top_k) are the server's RAG_SERVER__MAX_*; /openapi.json states them."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    question: str = Field(
+        description="The (follow-up) question: at least one non-space character, at most "
+        "RAG_SERVER__MAX_QUESTION_CHARS characters."
+    )
+    history: list[HistoryTurn] = Field(
+        default_factory=list,
+        description="Earlier messages, oldest first: at most RAG_SERVER__MAX_HISTORY_MESSAGES, and "
+        "at most RAG_SERVER__MAX_HISTORY_CHARS characters of content together.",
+    )
+
+
+def check_length(question: str, limits: Limits) -> None:
+    """The question's limit on the text as sent (`check_request` measures it without its spaces), as
+    the schema's maxLength states it."""
+    if len(question) > limits.question_chars:
+        raise InvalidRequestError(
+            f"the question has {len(question)} characters; the limit is {limits.question_chars}"
+        )
 
 
 class Api:
@@ -43,6 +126,7 @@ class Api:
 
     def events(self, req: AskRequest) -> Iterator[Event]:
         """Checked chat events."""
+        check_length(req.question, self.limits)
         check_request(req.question, req.history, req.top_k, self.limits)
         self.gate.check()
         return chat_stream(

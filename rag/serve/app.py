@@ -2,7 +2,9 @@
 
 import logging
 import os
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from rag import __version__
 from rag.errors import RagError, StoreError
@@ -10,8 +12,9 @@ from rag.gate import GenerationGate
 from rag.settings import ServerSettings
 
 from .api import Api
+from .contract import install_openapi
 from .errors import add_error_handlers, error_responses
-from .middleware import BodyLimit, api_key_dependency
+from .middleware import BodyLimit, MethodGuard, UiGuard, api_key_dependency
 from .native import add_native_routes
 from .openai_compat import add_openai_routes
 
@@ -19,13 +22,32 @@ logger = logging.getLogger(__name__)
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]  # HEAD comes with GET
+
+
+class Health(BaseModel):
+    """GET /healthz."""
+
+    model_config = ConfigDict(extra="allow")
+
+    status: Literal["ok"]
+    papers: int
+    chunks: int
+    llm: Any
+    retriever: str
+    queue: dict[str, Any]
+
 
 def create_app(rag: Any, cfg: ServerSettings | None = None, gate: GenerationGate | None = None) -> Any:
-    """The FastAPI app for a `RAG`; `cfg` defaults to its settings' `server` group."""
+    """The FastAPI app for a `RAG`; `cfg` defaults to its settings' `server` group.
+
+    Refuses (ConfigError) settings that would answer without a credential where one is expected
+    (`ServerSettings.startup_problems`)."""
     from fastapi import Depends, FastAPI
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
     cfg = cfg or rag.settings.server
+    cfg.check_startup()
     gate = gate or GenerationGate(
         slots=cfg.slots or rag.settings.llm.max_concurrent,
         max_waiting=cfg.max_waiting,
@@ -36,7 +58,8 @@ def create_app(rag: Any, cfg: ServerSettings | None = None, gate: GenerationGate
         title="ICLR 2025 paper chat API",
         version=__version__,
         description="Cited answers about ICLR 2025 papers. Errors are JSON: "
-        '`{"error": {"type": ..., "message": ...}}`.',
+        '`{"error": {"type": ..., "message": ...}}`.'
+        + (" Every route but /healthz needs `Authorization: Bearer <RAG_SERVER__API_KEY>`." if cfg.api_key else ""),
         redoc_url=None,
     )
     try:
@@ -47,13 +70,18 @@ def create_app(rag: Any, cfg: ServerSettings | None = None, gate: GenerationGate
         app = FastAPI(docs_url="/docs", **meta)
     app.state.api = api
 
-    app.add_middleware(BodyLimit, limit=cfg.max_body_bytes, prefixes=("/api/", "/v1/"))
+    # Outermost last: the body limit (every path, the UI's too), then 405s, then the UI's allowlist.
+    if cfg.ui:
+        app.add_middleware(UiGuard, mount="/")
+    app.add_middleware(MethodGuard, routes=lambda: app.router.routes)
+    app.add_middleware(BodyLimit, limit=cfg.max_body_bytes, prefixes=("/",))
     add_error_handlers(app)
+    install_openapi(app, api.limits)
 
-    errors = error_responses()
-    auth = [Depends(api_key_dependency(cfg))]
+    auth = [Depends(api_key_dependency(cfg))] if cfg.api_key is not None else []
+    errors = error_responses(400, 413, 429, 503, auth=bool(auth))
 
-    @app.get("/healthz", tags=["health"])
+    @app.get("/healthz", tags=["health"], response_model=Health, responses=error_responses(503))
     def healthz() -> dict[str, Any]:
         """Papers in the store, the LLM in use and the generation queue."""
         try:
@@ -72,17 +100,20 @@ def create_app(rag: Any, cfg: ServerSettings | None = None, gate: GenerationGate
     add_native_routes(app, api, dependencies=auth, responses=errors)
     add_openai_routes(app, api, dependencies=auth, responses=errors)
 
-    @app.api_route("/api/{rest:path}", methods=["GET", "POST", "PUT", "DELETE"], include_in_schema=False)
-    @app.api_route("/v1/{rest:path}", methods=["GET", "POST", "PUT", "DELETE"], include_in_schema=False)
+    @app.api_route("/api/{rest:path}", methods=ALL_METHODS, include_in_schema=False)
+    @app.api_route("/v1/{rest:path}", methods=ALL_METHODS, include_in_schema=False)
     def unknown(rest: str) -> Any:
         raise StarletteHTTPException(404, "no such endpoint; see /docs")
+
+    for route in app.router.routes:
+        if getattr(route, "endpoint", None) is unknown:
+            route.catch_all = True  # type: ignore[attr-defined]  # MethodGuard: a path here is unknown, not another method's
 
     if cfg.ui:
         from ui.app import mount_ui
 
-        ui_auth = None
-        if cfg.ui_auth is not None:
-            user, _, password = cfg.ui_auth.get_secret_value().partition(":")
-            ui_auth = (user, password)
-        app = mount_ui(app, rag, gate, path="/", auth=ui_auth, limits=api.limits, queue_size=cfg.ui_queue_size)
+        app = mount_ui(
+            app, rag, gate, path="/", auth=cfg.ui_login(), limits=api.limits, queue_size=cfg.ui_queue_size,
+            max_file_size=cfg.max_body_bytes,
+        )
     return app

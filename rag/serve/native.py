@@ -1,14 +1,15 @@
 """The native HTTP API: POST /api/ask (JSON answer) and /api/ask/stream (server-sent events)."""
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from rag.errors import RagError
+from rag.errors import GenerationCancelled, RagError
 from rag.events import Condensed, Event, Final, Sources, Token
 from rag.types import Answer
 
 from .api import Api, AskRequest, chain_events, close_events, sse, stream_headers
 from .errors import error_event
+from .streaming import cancellable_stream, stream_failed
 
 
 def add_native_routes(app: Any, api: Api, dependencies: list[Any], responses: dict[int | str, Any]) -> None:
@@ -29,8 +30,13 @@ def add_native_routes(app: Any, api: Api, dependencies: list[Any], responses: di
         )
 
 
-def ask_events(head: list[Event], events: Iterator[Event]) -> Iterator[str]:
-    """The native stream: each event's fields as the data of an SSE event named by its type."""
+def ask_events(head: list[Event], events: Iterator[Event]) -> AsyncIterator[str]:
+    """The native stream: each event's fields as the data of an SSE event named by its type. A
+    client that goes away stops the generation (rag.serve.streaming)."""
+    return cancellable_stream(_ask_lines(head, events))
+
+
+def _ask_lines(head: list[Event], events: Iterator[Event]) -> Iterator[str]:
     try:
         for ev in chain_events(head, events):
             if isinstance(ev, Condensed):
@@ -41,7 +47,10 @@ def ask_events(head: list[Event], events: Iterator[Event]) -> Iterator[str]:
                 yield sse({"text": ev.text}, ev.type)
             elif isinstance(ev, Final):
                 yield sse(ev.answer.model_dump(mode="json"), ev.type)
+    except GenerationCancelled:
+        return  # nobody is listening any more
     except RagError as exc:
+        stream_failed(exc)
         yield sse(error_event(exc), "error")
     finally:
         close_events(events)

@@ -7,8 +7,8 @@ Model), so they are what an OpenAI client parses; `citations` and `answer` ride 
 import logging
 import time
 import uuid
-from collections.abc import Iterator
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Iterator
+from typing import Annotated, Any, Literal
 
 from openai.types import CompletionUsage, Model
 from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage
@@ -18,56 +18,138 @@ from openai.types.chat.chat_completion_chunk import ChoiceDelta
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag.citations import LiveMarkerFilter
-from rag.conversation import ChatTurn
-from rag.errors import InvalidRequestError, RagError
+from rag.errors import GenerationCancelled, InvalidRequestError, RagError
 from rag.events import Event, Final, Sources, Token
-from rag.settings import Decision, RetrieverMode
-from rag.types import Answer
+from rag.limits import Limits
+from rag.types import Answer, Citation
 
-from .api import Api, AskRequest, chain_events, close_events, sse, stream_headers
-from .errors import error_event
+from .api import Api, AskRequest, HistoryTurn, SearchOptions, chain_events, close_events, sse, stream_headers
+from .errors import error_event, error_responses
+from .streaming import cancellable_stream, stream_failed
 
 logger = logging.getLogger(__name__)
 
 
-class OpenAIMessage(BaseModel):
-    model_config = ConfigDict(extra="allow")
+# Messages are strict (no type coercion) and open (other OpenAI fields such as `name` are accepted
+# and ignored). Text is a string or a list of text parts; a `tool` message or an image part is a 400.
+_MESSAGE = ConfigDict(extra="allow", strict=True)
 
-    role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[dict[str, Any]] | None = None
+
+class TextPart(BaseModel):
+    model_config = _MESSAGE
+
+    type: Literal["text"]
+    text: str
+
+
+def _joined(content: str | list[TextPart] | None) -> str:
+    if isinstance(content, list):
+        return "".join(part.text for part in content)
+    return content or ""
+
+
+class SystemMessage(BaseModel):
+    """Instructions for the model: accepted and ignored (the server's own prompt applies)."""
+
+    model_config = _MESSAGE
+
+    role: Literal["system", "developer"]
+    content: str | list[TextPart]
+
+
+class UserMessage(BaseModel):
+    """A question: at least one non-space character, at most RAG_SERVER__MAX_QUESTION_CHARS."""
+
+    model_config = _MESSAGE
+
+    role: Literal["user"]
+    content: str | list[TextPart]
 
     def text(self) -> str:
-        if isinstance(self.content, list):
-            return "".join(p.get("text", "") for p in self.content if p.get("type") == "text")
-        return self.content or ""
+        return _joined(self.content)
 
 
-class ChatCompletionRequest(BaseModel):
-    """OpenAI chat-completions request; `top_k`, `decisions`, `retriever` may come as extra body fields."""
+class AssistantMessage(BaseModel):
+    """An earlier answer (its reference list lets "the second one" resolve to a paper)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _MESSAGE
 
-    model: str | None = None
-    messages: list[OpenAIMessage] = Field(min_length=1)
-    stream: bool = False
-    top_k: int | None = None
-    decisions: list[Decision] | None = None
-    retriever: RetrieverMode | None = None
+    role: Literal["assistant"]
+    content: str | list[TextPart] | None = None
+
+    def text(self) -> str:
+        return _joined(self.content)
 
 
-def openai_to_ask(body: ChatCompletionRequest) -> AskRequest:
-    """The native request for an OpenAI one: the last user message is the question."""
-    turns = [m for m in body.messages if m.role in ("user", "assistant")]
-    if not turns or turns[-1].role != "user":
-        raise InvalidRequestError("the last message must come from the user")
-    history = [ChatTurn(role=m.role, content=m.text()) for m in turns[:-1]]  # type: ignore[arg-type]
+OpenAIMessage = Annotated[SystemMessage | UserMessage | AssistantMessage, Field(discriminator="role")]
+
+
+class ChatCompletionRequest(SearchOptions):
+    """OpenAI chat-completions request. The question is the last user message; the user and
+    assistant messages before it are the history (the most recent that fit RAG_SERVER__MAX_HISTORY_*
+    are kept); system/developer messages, messages after the question and the sampling fields
+    (`temperature`, `max_tokens`, ...) are ignored. `top_k`, `decisions` and `retriever` may come as
+    extra body fields."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    model: str | None = Field(default=None, description="Any name; the server answers as RAG_SERVER__MODEL_NAME.")
+    messages: list[OpenAIMessage] = Field(min_length=1, description="The conversation; at least one user message.")
+    stream: bool | None = Field(default=False, description="Send chat.completion.chunk server-sent events.")
+
+
+def openai_to_ask(body: ChatCompletionRequest, limits: Limits) -> AskRequest:
+    """The native request for an OpenAI one: the last user message is the question, the user and
+    assistant messages before it the history (its most recent messages within `limits`).
+
+    Every user message must be a question within the limits and no assistant message may exceed the
+    history's characters, as the OpenAPI schema states for each message."""
+    for i, m in enumerate(body.messages):
+        if isinstance(m, UserMessage):
+            text = m.text()
+            if not text.strip():
+                raise InvalidRequestError(f"messages.{i}: the user message is empty")
+            if len(text) > limits.question_chars:
+                raise InvalidRequestError(
+                    f"messages.{i}: the user message has {len(text)} characters; "
+                    f"the limit is {limits.question_chars}"
+                )
+        elif isinstance(m, AssistantMessage) and len(m.text()) > limits.history_chars:
+            raise InvalidRequestError(
+                f"messages.{i}: the assistant message has {len(m.text())} characters; "
+                f"the limit is {limits.history_chars}"
+            )
+    turns = [m for m in body.messages if isinstance(m, (UserMessage, AssistantMessage))]
+    last = max((i for i, m in enumerate(turns) if isinstance(m, UserMessage)), default=None)
+    if last is None:
+        raise InvalidRequestError("no user message: the question is the last message from the user")
+    history: list[HistoryTurn] = []
+    chars = 0
+    for m in reversed(turns[:last]):
+        text = m.text()
+        if len(history) + 1 > limits.history_messages or chars + len(text) > limits.history_chars:
+            break
+        history.insert(0, HistoryTurn(role=m.role, content=text))
+        chars += len(text)
     return AskRequest(
-        question=turns[-1].text(),
+        question=turns[last].text(),
         history=history,
         top_k=body.top_k,
         decisions=body.decisions,
         retriever=body.retriever,
     )
+
+
+class RagChatCompletion(ChatCompletion):
+    """An OpenAI chat completion with the answer's `citations` and the full `answer`."""
+
+    citations: list[Citation]
+    answer: Answer
+
+
+class ModelList(BaseModel):
+    object: Literal["list"]
+    data: list[Model]
 
 
 def completion_text(answer: Answer) -> str:
@@ -121,7 +203,12 @@ def _completion(api: Api, req: AskRequest, cid: str, created: int, name: str) ->
 
 def _completion_chunks(
     head: list[Event], events: Iterator[Event], cid: str, created: int, name: str
-) -> Iterator[str]:
+) -> AsyncIterator[str]:
+    """The OpenAI stream of chunks; a client that goes away stops the generation (rag.serve.streaming)."""
+    return cancellable_stream(_chunk_lines(head, events, cid, created, name))
+
+
+def _chunk_lines(head: list[Event], events: Iterator[Event], cid: str, created: int, name: str) -> Iterator[str]:
     flt = LiveMarkerFilter([])
     try:
         yield sse(_chunk(cid, created, name, ChoiceDelta(role="assistant", content="")))
@@ -149,7 +236,10 @@ def _completion_chunks(
                     )
                 )
         yield sse("[DONE]")
+    except GenerationCancelled:
+        return  # nobody is listening any more
     except RagError as exc:
+        stream_failed(exc)
         body = error_event(exc)
         body["error"]["code"] = body["error"].pop("status")
         yield sse(body)
@@ -158,28 +248,57 @@ def _completion_chunks(
 
 
 def add_openai_routes(app: Any, api: Api, dependencies: list[Any], responses: dict[int | str, Any]) -> None:
-    """Register /v1/models, /v1/models/{model_id} and /v1/chat/completions on `app`."""
+    """Register /v1/models, /v1/models/{model_id} and /v1/chat/completions on `app`; `responses`
+    are the error responses of the answering route, `dependencies` the API-key check (if any)."""
     from fastapi.responses import StreamingResponse
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
     cfg = api.cfg
 
-    @app.get("/v1/models", tags=["openai"], dependencies=dependencies)
+    @app.get(
+        "/v1/models",
+        tags=["openai"],
+        dependencies=dependencies,
+        response_model=ModelList,
+        responses=error_responses(auth=bool(dependencies)),
+    )
     def models() -> dict[str, Any]:
         """The one model this server offers (OpenAI format)."""
         return {"object": "list", "data": [_model_card(cfg.model_name, api.started)]}
 
-    @app.get("/v1/models/{model_id}", tags=["openai"], dependencies=dependencies)
+    @app.get(
+        "/v1/models/{model_id}",
+        tags=["openai"],
+        dependencies=dependencies,
+        response_model=Model,
+        responses=error_responses(404, auth=bool(dependencies)),
+    )
     def model(model_id: str) -> dict[str, Any]:
+        """The model `model_id` (OpenAI format): 404 unless it is RAG_SERVER__MODEL_NAME."""
         if model_id != cfg.model_name:
             raise StarletteHTTPException(404, f"no model {model_id!r}; this server offers {cfg.model_name!r}")
         return _model_card(cfg.model_name, api.started)
 
-    @app.post("/v1/chat/completions", tags=["openai"], dependencies=dependencies, responses=responses)
+    completion_responses: dict[int | str, Any] = {
+        200: {
+            "model": RagChatCompletion,
+            "description": "A chat.completion (JSON), or with `stream` chat.completion.chunk server-sent "
+            "events ending with `data: [DONE]` (or an error object).",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+        **responses,
+    }
+
+    @app.post(
+        "/v1/chat/completions",
+        tags=["openai"],
+        dependencies=dependencies,
+        responses=completion_responses,
+    )
     def chat_completions(body: ChatCompletionRequest) -> Any:
         """OpenAI-compatible chat; the answer ends with its reference list, and the response carries
         `citations` (list of Citation) and `answer` (the full Answer) as extra fields."""
-        req = openai_to_ask(body)
+        req = openai_to_ask(body, api.limits)
         cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         created = int(time.time())
         name = cfg.model_name

@@ -65,6 +65,9 @@ def warm_up(rag: Any) -> None:
     """Open the store, load the embedder and (local only) the LLM, so the first question is fast."""
     stats = rag.stats()
     rag.retriever  # noqa: B018 - loads the embedding model and opens the index
+    warmed = rag.engine.warm()  # a small store's sentence vectors: its first answers embed nothing
+    if warmed:
+        logger.info("embedded %d abstract sentences ahead of the first question", warmed)
     logger.info("store: %d papers, %d chunks at %s", stats["papers"], stats["chunks"], stats["store"])
     if not rag.settings.llm.is_remote:
         try:
@@ -74,24 +77,23 @@ def warm_up(rag: Any) -> None:
 
 
 def serve(settings: Settings, cfg: ServerSettings | None = None) -> None:
-    """Build the RAG, warm it up and serve until interrupted."""
-    import ipaddress
+    """Check the server settings, build the RAG, warm it up and serve until interrupted.
 
+    ConfigError (before anything loads) for settings `ServerSettings.startup_problems` names."""
     import uvicorn
 
     from rag.pipeline import RAG
 
     cfg = cfg or settings.server
+    cfg.check_startup()
+    if cfg.allow_unauthenticated and (
+        (not cfg.loopback and cfg.api_key is None) or (cfg.ui and cfg.api_key is not None and cfg.ui_auth is None)
+    ):
+        logger.warning(
+            "RAG_SERVER__ALLOW_UNAUTHENTICATED: routes that answer need no credential on %s", cfg.host
+        )
     rag = RAG(settings)
     warm_up(rag)
-    try:
-        loopback = ipaddress.ip_address(cfg.host).is_loopback
-    except ValueError:
-        loopback = cfg.host == "localhost"
-    if not loopback and cfg.api_key is None:
-        logger.warning(
-            "binding %s without RAG_SERVER__API_KEY: anyone on the network can use the API", cfg.host
-        )
     app = create_app(rag, cfg)
     base = f"http://{cfg.host}:{cfg.port}"
     logger.info(
