@@ -26,12 +26,14 @@ DEFAULT_LIMITS = Limits()
 
 
 def check_question(question: str | None, limits: Limits = DEFAULT_LIMITS) -> str:
-    """The question without surrounding space; InvalidRequestError when empty or too long."""
-    q = (question or "").strip()
+    """The question without surrounding space; InvalidRequestError when empty or too long (the
+    length of the text as sent, spaces included, as the API schema's maxLength states it)."""
+    text = question or ""
+    if len(text) > limits.question_chars:
+        raise InvalidRequestError(f"the question has {len(text)} characters; the limit is {limits.question_chars}")
+    q = text.strip()
     if not q:
         raise InvalidRequestError("the question is empty")
-    if len(q) > limits.question_chars:
-        raise InvalidRequestError(f"the question has {len(q)} characters; the limit is {limits.question_chars}")
     return q
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -34,11 +35,14 @@ def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 120)
 
 
 @contextlib.contextmanager
-def running(cmd: list[str], ready_url: str, log: Path) -> Iterator[subprocess.Popen]:
+def running(
+    cmd: list[str], ready_url: str, log: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> Iterator[subprocess.Popen]:
+    """`cmd` started with its output in `log` (and `env`, when given), until `ready_url` answers."""
     with log.open("w") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env)
         try:
-            wait_http(ready_url, proc, log)
+            wait_http(ready_url, proc, log, timeout)
             yield proc
         finally:
             proc.terminate()
@@ -69,3 +73,15 @@ def chroma_server(tmp: Path) -> Iterator[str]:
     cmd = [exe, "run", "--path", str(tmp / "chroma-server"), "--host", "127.0.0.1", "--port", str(port)]
     with running(cmd, f"http://127.0.0.1:{port}/api/v2/heartbeat", tmp / "chroma_server.log"):
         yield f"http://127.0.0.1:{port}"
+
+
+@contextlib.contextmanager
+def rag_serve(log: Path, env: dict[str, str], *args: str, timeout: float = 240) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`rag serve` (the real command) on 127.0.0.1 and a free port with `env` over this process's
+    environment (set RAG_STORE__PATH there); yields (base URL, process) once /healthz answers."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "rag.cli", "serve", "--host", "127.0.0.1", "--port", str(port), *args]
+    full = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **env}
+    url = f"http://127.0.0.1:{port}"
+    with running(cmd, f"{url}/healthz", log, env=full, timeout=timeout) as proc:
+        yield url, proc

@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .servers import free_port
+from .servers import rag_serve
 
 EXAMPLES = int(os.environ.get("RAG_FUZZ_EXAMPLES", "8"))
 SEED = int(os.environ.get("RAG_FUZZ_SEED", "2025"))
@@ -33,42 +33,12 @@ SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 
 
 @contextlib.contextmanager
-def rag_serve(tmp_path: Path, env: dict[str, str]) -> Iterator[str]:
-    """`rag serve` on 127.0.0.1 and a free port, store in tmp_path (seeded); yields its URL."""
-    port = free_port()
-    full = {
-        **os.environ,
-        "RAG_STORE__PATH": str(tmp_path / "chroma"),
-        "RAG_SERVER__PORT": str(port),
-        "GRADIO_ANALYTICS_ENABLED": "False",
-        **env,
-    }
+def serve(tmp_path: Path, env: dict[str, str]) -> Iterator[str]:
+    """`rag serve` over the seed corpus (store in tmp_path); yields its URL. Its log must hold no traceback."""
     log = tmp_path / "serve.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "rag.cli", "serve", "--host", "127.0.0.1"],
-            env=full,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 240
-        while True:
-            assert proc.poll() is None, log.read_text()[-3000:]
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(url + "/healthz", timeout=5).json()["papers"] == 19:
-                    break
-            assert time.monotonic() < deadline, "rag serve did not start:\n" + log.read_text()[-3000:]
-            time.sleep(1)
+    with rag_serve(log, {"RAG_STORE__PATH": str(tmp_path / "chroma"), **env}) as (url, _proc):
+        assert httpx.get(url + "/healthz", timeout=10).json()["papers"] == 19
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
     assert "Traceback" not in log.read_text(), log.read_text()[-5000:]
 
 
@@ -157,7 +127,7 @@ def test_schemathesis_finds_nothing(tmp_path: Path, run: str) -> None:
     env, headers = RUNS[run]
     report = tmp_path / "report"
     t0 = time.monotonic()
-    with rag_serve(tmp_path, env) as url:
+    with serve(tmp_path, env) as url:
         result = schemathesis(url, report, *headers)
     seconds = time.monotonic() - t0
     found = figures(report)

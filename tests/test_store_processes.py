@@ -379,36 +379,26 @@ def test_a_running_server_stops_citing_a_paper_removed_by_another_process_and_fi
     and new papers needed a restart. Real `rag serve` and real `rag remove`/`rag ingest` processes."""
     import httpx
 
-    from .servers import free_port, wait_http
+    from .servers import rag_serve
 
     gone, new = SEED[4], _new_papers(1, skip=3)[0]
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = tmp_path / "serve.log"
 
-    def cited(title: str, retriever: str) -> list[str]:
+    def cited(base: str, title: str, retriever: str) -> list[str]:
         body = {"question": title, "top_k": 10, "retriever": retriever}
         resp = httpx.post(f"{base}/api/ask", json=body, timeout=120)
         assert resp.status_code == 200, resp.text
         return [s["paper_id"] for s in resp.json()["sources"]]
 
-    with log.open("w") as out:
-        server = subprocess.Popen(_rag_cli("serve", "--no-ui", "--host", "127.0.0.1", "--port", str(port)),
-                                  cwd=REPO, env=_env(store), stdout=out, stderr=subprocess.STDOUT)
-        try:
-            wait_http(f"{base}/healthz", server, log, timeout=180)
-            for mode in ("dense", "bm25"):
-                assert gone["id"] in cited(gone["title"], mode)
-            assert _run(store, "remove", gone["id"]).returncode == 0
-            for mode in ("dense", "bm25", "hybrid"):
-                assert gone["id"] not in cited(gone["title"], mode), mode
-            assert httpx.get(f"{base}/healthz", timeout=10).json()["papers"] == 18
+    with rag_serve(tmp_path / "serve.log", _env(store), "--no-ui") as (base, _server):
+        for mode in ("dense", "bm25"):
+            assert gone["id"] in cited(base, gone["title"], mode)
+        assert _run(store, "remove", gone["id"]).returncode == 0
+        for mode in ("dense", "bm25", "hybrid"):
+            assert gone["id"] not in cited(base, gone["title"], mode), mode
+        assert httpx.get(f"{base}/healthz", timeout=10).json()["papers"] == 18
 
-            added = _run(store, "ingest", "--no-progress", str(_jsonl(tmp_path / "new.jsonl", [new])))
-            assert added.returncode == 0, added.stderr
-            for mode in ("dense", "bm25"):
-                assert cited(new["title"], mode)[0] == new["id"], mode
-            assert httpx.get(f"{base}/healthz", timeout=10).json()["papers"] == 19
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+        added = _run(store, "ingest", "--no-progress", str(_jsonl(tmp_path / "new.jsonl", [new])))
+        assert added.returncode == 0, added.stderr
+        for mode in ("dense", "bm25"):
+            assert cited(base, new["title"], mode)[0] == new["id"], mode
+        assert httpx.get(f"{base}/healthz", timeout=10).json()["papers"] == 19

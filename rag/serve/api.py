@@ -13,7 +13,7 @@ from rag.conversation import ChatTurn, chat_stream
 from rag.errors import InvalidRequestError
 from rag.events import Event, Final, Sources, final_answer
 from rag.gate import GenerationGate
-from rag.limits import Limits, check_request
+from rag.limits import check_request
 from rag.settings import Decision, RetrieverMode, ServerSettings
 from rag.types import Answer, Citation
 
@@ -105,15 +105,6 @@ class AskRequest(SearchOptions):
     )
 
 
-def check_length(question: str, limits: Limits) -> None:
-    """The question's limit on the text as sent (`check_request` measures it without its spaces), as
-    the schema's maxLength states it."""
-    if len(question) > limits.question_chars:
-        raise InvalidRequestError(
-            f"the question has {len(question)} characters; the limit is {limits.question_chars}"
-        )
-
-
 class Api:
     """Request checks and answering shared by the native and the OpenAI-compatible endpoints."""
 
@@ -126,7 +117,6 @@ class Api:
 
     def events(self, req: AskRequest) -> Iterator[Event]:
         """Checked chat events."""
-        check_length(req.question, self.limits)
         check_request(req.question, req.history, req.top_k, self.limits)
         self.gate.check()
         return chat_stream(
