@@ -11,7 +11,7 @@ import httpx
 
 from . import __version__
 from .errors import InvalidRequestError, RagError
-from .events import Condensed, Event, Final, Sources, Token
+from .events import Condensed, Event, Final, Queued, Sources, Token
 from .types import Answer
 
 logger = logging.getLogger(__name__)
@@ -135,7 +135,8 @@ class Client:
         decisions: Sequence[str] | None = None,
         retriever: str | None = None,
     ) -> Iterator[Event]:
-        """Typed events like `RAG.chat_stream`: `Condensed`, `Sources`, `Token`..., then `Final`."""
+        """Typed events like `RAG.chat_stream`: `Queued`... (while the server's line is ahead),
+        `Condensed`, `Sources`, `Token`..., then `Final`."""
         body = self._payload(question, history, top_k=top_k, decisions=decisions, retriever=retriever)
         url = self.base_url + "/api/ask/stream"
         try:
@@ -155,6 +156,8 @@ class Client:
                         yield Final(answer=Answer.model_validate(data))
                     elif event == "condensed":
                         yield Condensed.model_validate(data)
+                    elif event == "queued":
+                        yield Queued.model_validate(data)
         except httpx.TransportError as exc:
             raise self._unreachable(exc) from exc
 

@@ -11,9 +11,9 @@ its own is kept as it is.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from . import prompts
 from .citations import MARKER, is_refusal, marker_numbers
 from .errors import RagError
-from .events import Condensed, Event, Final, final_answer
+from .events import Condensed, Event, Final, Queued, Sources, Token, final_answer
 from .gate import GenerationGate
 from .limits import DEFAULT_LIMITS, Limits, check_request
 from .settings import RetrieverMode
@@ -323,19 +323,67 @@ def chat_stream(
     gate: GenerationGate | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> Iterator[Event]:
-    """Events: `Condensed`, then `RAG.stream`'s `Sources`, `Token`... and `Final`."""
+    """Events: `Queued`... while waiting in the gate's line, `Condensed`, then `RAG.stream`'s
+    `Sources`, `Token`... and `Final`.
+
+    A question already answered (RAG.cached) is served at once, without taking a place in the line,
+    when its standalone form needs no model; a waiting request looks again whenever its place
+    changes, so a repeat queued behind its first asking is served as soon as that one is answered."""
     question = check_request(question, history, top_k, limits)
     turns = [t if isinstance(t, ChatTurn) else ChatTurn.model_validate(t) for t in history]
-    with gate.slot() if gate is not None else contextlib.nullcontext():
-        settings = rag.settings
-        llm = rag.llm if settings.answer.condenses_with_llm(settings.llm.is_remote) else None
-        rewrite = condense(llm, question, turns) if turns else Rewrite(question, "none")
+    settings = rag.settings
+    uses_llm = settings.answer.condenses_with_llm(settings.llm.is_remote)
+    rewrite: Rewrite | None = condense(None, question, turns) if turns else Rewrite(question, "none")
+    if uses_llm and rewrite is not None and rewrite.method == "fallback":
+        rewrite = None  # the model condenses this one, once it has a slot
+    options = dict(top_k=top_k, decisions=decisions, retriever=retriever)
+    hit = rag.cached(rewrite.question, **options) if rewrite is not None else None
+    if hit is None and gate is not None:
+        waited = time.perf_counter()
+        with gate.place() as place:
+            for status in place.wait():
+                yield Queued(ahead=status.ahead, eta_s=status.eta_s)
+                hit = rag.cached(rewrite.question, **options) if rewrite is not None else None
+                if hit is not None:
+                    break  # leaves the line
+            else:
+                hit = rag.cached(rewrite.question, **options) if rewrite is not None else None
+                if hit is None:
+                    queue_ms = (time.perf_counter() - waited) * 1000
+                    yield from _answer_turn(rag, question, turns, rewrite, uses_llm, queue_ms, options)
+                    return
+                place.timed = False  # answered while this one waited: no answer time to learn from
+    if hit is not None:
+        assert rewrite is not None
         yield Condensed(standalone_question=rewrite.question, method=rewrite.method)
-        for event in rag.stream(rewrite.question, top_k=top_k, decisions=decisions, retriever=retriever):
-            if isinstance(event, Final):
-                event.answer.question = question
-                event.answer.standalone_question = rewrite.question
-            yield event
+        yield from _replay(hit, question, rewrite.question)
+        return
+    yield from _answer_turn(rag, question, turns, rewrite, uses_llm, 0.0, options)
+
+
+def _answer_turn(
+    rag: Any, question: str, turns: list[ChatTurn], rewrite: Rewrite | None, uses_llm: bool,
+    queue_ms: float, options: dict[str, Any],
+) -> Iterator[Event]:
+    """Condense (with the model, if it is needed) and answer; runs holding a slot, if any."""
+    if rewrite is None:
+        rewrite = condense(rag.llm if uses_llm else None, question, turns)
+    yield Condensed(standalone_question=rewrite.question, method=rewrite.method)
+    for event in rag.stream(rewrite.question, **options):
+        if isinstance(event, Final):
+            event.answer.question = question
+            event.answer.standalone_question = rewrite.question
+            event.answer.timings.queue_ms = queue_ms
+        yield event
+
+
+def _replay(answer: Answer, question: str, standalone: str) -> Iterator[Event]:
+    """A cached answer as a stream."""
+    answer.question = question
+    answer.standalone_question = standalone
+    yield Sources(sources=answer.sources)
+    yield Token(text=answer.text)
+    yield Final(answer=answer)
 
 
 def chat(

@@ -7,6 +7,7 @@ import functools
 import hashlib
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from io import BytesIO
 from pathlib import Path
 from typing import Any, Iterator
@@ -60,12 +61,20 @@ class LocalEmbedding(HuggingFaceEmbedding):
             self._bulk = False
 
     def _embed(self, inputs: list[str | BytesIO], prompt_name: str | None = None) -> list[list[float]]:
+        # Always on one thread: torch gives every calling thread its own OpenMP team and kernel
+        # scratch memory, so a server answering from many worker threads grew with their number.
+        return _EMBED_THREAD.submit(self._embed_here, inputs, prompt_name).result()
+
+    def _embed_here(self, inputs: list[str | BytesIO], prompt_name: str | None) -> list[list[float]]:
         import torch
 
         bf16 = self.use_bf16 and self._bulk
         ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
         with torch.inference_mode(), ctx:
             return super()._embed(inputs, prompt_name)
+
+
+_EMBED_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-embed")
 
 
 def _weights(model_dir: Path) -> list[Path]:

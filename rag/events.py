@@ -1,7 +1,8 @@
 """Typed streaming events: what `RAG.stream`, `RAG.chat_stream` and the HTTP client yield.
 
-A stream is `Condensed?` (conversations only), `Sources`, `Token`..., then `Final` (or `Error` when
-a client reads a server's stream). `final_answer` drains any stream to its answer; it is the only
+A stream is `Queued`... (while it waits for a generation slot; only behind a gate), `Condensed?`
+(conversations only), `Sources`, `Token`..., then `Final` (or `Error` when a client reads a server's
+stream). `final_answer` drains any stream to its answer; it is the only
 loop that does so.
 """
 
@@ -31,6 +32,23 @@ class _Event(BaseModel):
             return getattr(self, key)
         except AttributeError:
             raise KeyError(key) from None
+
+
+class Queued(_Event):
+    """The request waits in line for a generation slot (sent again whenever its place changes)."""
+
+    type: Literal["queued"] = "queued"
+    ahead: int = Field(description="Requests served before this one (waiting or being answered).")
+    eta_s: float | None = Field(
+        default=None, description="Estimated seconds until this one is answered (None: not yet measured)."
+    )
+
+    @property
+    def message(self) -> str:
+        """'2 questions ahead of you, ~12 s'."""
+        from .gate import QueueStatus
+
+        return QueueStatus(self.ahead, self.eta_s).message()
 
 
 class Condensed(_Event):
@@ -75,7 +93,7 @@ class Error(_Event):
         return error_from(self.kind, self.message)
 
 
-Event = Annotated[Union[Condensed, Sources, Token, Final, Error], Field(discriminator="type")]
+Event = Annotated[Union[Queued, Condensed, Sources, Token, Final, Error], Field(discriminator="type")]
 
 
 def final_answer(events: Iterable[Event]) -> Answer:

@@ -1,7 +1,13 @@
-"""The generation gate: at most N answers are generated at once, a bounded line waits for a slot.
+"""The generation gate: at most N answers are generated at once; the others wait in a FIFO line.
 
 The chat UI and the HTTP APIs of one server share one gate, so the LLM's concurrency
 (RAG_LLM__MAX_CONCURRENT or RAG_SERVER__SLOTS) holds across all of them.
+
+Everyone the line accepts is served in arrival order: a newcomer is refused at once (BusyError,
+429) when the line is full or when its estimated wait exceeds `timeout`, rather than accepted and
+timed out later. While waiting, a caller sees its place and estimated wait (`Place.wait` yields a
+`QueueStatus` whenever they change); the estimate is the line ahead times the mean time a slot was
+held lately. A caller that goes away (`Cancellable`, or closing the generator) leaves the line.
 
 A generation whose caller goes away stops too (`Cancellable`): the answer loop calls
 `check_cancelled()` between the model's tokens, and the stream's generators are closed, which gives
@@ -13,76 +19,173 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
+import time
+from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import BusyError, GenerationCancelled
 
+POLL_SECONDS = 0.25  # how often a waiter looks at its cancel flag (and the line) while waiting
+SERVICE_SMOOTHING = 0.3  # weight of the newest slot time in the running mean
+
+
+@dataclass(frozen=True)
+class QueueStatus:
+    """A waiting caller's place: `ahead` callers are served before it (waiting or being served
+    now, 0: it is next), in about `eta_s` seconds (None until a slot time has been measured)."""
+
+    ahead: int
+    eta_s: float | None
+
+    def message(self) -> str:
+        """'2 questions ahead of you, ~12 s', as the UI shows it."""
+        ahead = f"{self.ahead} question{'s' if self.ahead != 1 else ''} ahead of you"
+        return ahead + (f", ~{max(1, round(self.eta_s))} s" if self.eta_s is not None else "")
+
+
+class Place:
+    """One caller's place in the line (from `GenerationGate.place`)."""
+
+    def __init__(self, gate: GenerationGate):
+        self.gate = gate
+        self.granted = False
+        self.ready = threading.Event()
+        self.joined = time.monotonic()
+        self.started: float | None = None
+        self.timed = True  # False: this turn's slot time says nothing of answer times (a cache hit)
+
+    def wait(self) -> Iterator[QueueStatus]:
+        """Wait for a slot: yields the caller's `QueueStatus` whenever it changes (nothing when a
+        slot is free at once) and returns holding the slot. BusyError after `timeout` seconds;
+        GenerationCancelled when the caller's stream was cancelled (it leaves the line)."""
+        gate = self.gate
+        deadline = self.joined + gate.timeout
+        last: QueueStatus | None = None
+        while not self.ready.is_set():
+            check_cancelled()
+            status = gate.status(self)
+            if status is not None and status != last:
+                last = status
+                yield status
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BusyError(
+                    f"no generation slot became free within {gate.timeout:.0f}s; try again shortly",
+                    queue_full=False,
+                )
+            self.ready.wait(min(POLL_SECONDS, left))
+
 
 class GenerationGate:
-    """At most `slots` generations at once and `max_waiting` callers in line; the rest are refused."""
+    """At most `slots` generations at once; at most `max_waiting` callers wait, first come first
+    served; a caller whose estimated wait exceeds `timeout` seconds is refused at once."""
 
-    def __init__(self, slots: int = 1, max_waiting: int = 16, timeout: float = 120.0):
+    def __init__(self, slots: int = 1, max_waiting: int = 64, timeout: float = 600.0):
         self.slots = slots
         self.max_waiting = max_waiting
         self.timeout = timeout
-        self._sem = threading.BoundedSemaphore(slots)
         self._lock = threading.Lock()
-        self._waiting = 0
+        self._line: deque[Place] = deque()
         self._running = 0
+        self._service: float | None = None  # running mean of seconds a slot is held
 
-    def stats(self) -> dict[str, int]:
-        """Generations running and callers waiting right now."""
+    def stats(self) -> dict[str, Any]:
+        """Generations running and callers waiting right now, and the mean slot time."""
         with self._lock:
             return {
                 "running": self._running,
-                "waiting": self._waiting,
+                "waiting": len(self._line),
                 "slots": self.slots,
                 "max_waiting": self.max_waiting,
+                "mean_answer_s": round(self._service, 3) if self._service is not None else None,
             }
+
+    def _eta(self, ahead: int) -> float | None:
+        """Seconds until a caller with `ahead` callers before it (waiting or served) gets a slot."""
+        if self._service is None:
+            return None
+        return (ahead + 1 - self.slots) / self.slots * self._service if ahead >= self.slots else 0.0
+
+    def _refusal(self) -> BusyError | None:
+        """Why a newcomer can't join the line now (caller holds the lock), or None."""
+        if self._running < self.slots and not self._line:
+            return None
+        waiting = len(self._line)
+        if waiting >= self.max_waiting:
+            return BusyError(
+                f"the server is busy ({waiting} requests waiting); try again shortly", queue_full=True
+            )
+        eta = self._eta(self._running + waiting)
+        if eta is not None and eta > self.timeout:
+            return BusyError(
+                f"the server is busy (about {eta:.0f}s of waiting ahead); try again shortly",
+                queue_full=True,
+            )
+        return None
 
     def check(self) -> None:
         """Raise BusyError now if a new caller could not even join the line."""
         with self._lock:
-            if self._running >= self.slots and self._waiting >= self.max_waiting:
-                raise BusyError(
-                    f"the server is busy ({self._waiting} requests waiting); try again shortly",
-                    queue_full=True,
-                )
+            refusal = self._refusal()
+        if refusal is not None:
+            raise refusal
+
+    def status(self, place: Place) -> QueueStatus | None:
+        """A waiting place's position and estimated wait (None once it holds a slot)."""
+        with self._lock:
+            if place.granted:
+                return None
+            try:
+                ahead = self._line.index(place) + self._running
+            except ValueError:
+                return None
+            return QueueStatus(ahead=ahead, eta_s=self._eta(ahead))
+
+    @contextlib.contextmanager
+    def place(self) -> Iterator[Place]:
+        """Join the line (BusyError when it is full); `Place.wait()` then waits for the slot. On
+        exit the caller leaves the line, or gives its slot to the next in line."""
+        place = Place(self)
+        with self._lock:
+            refusal = self._refusal()
+            if refusal is not None:
+                raise refusal
+            self._line.append(place)
+            self._grant()
+        try:
+            yield place
+        finally:
+            with self._lock:
+                if place.granted:
+                    self._running -= 1
+                    held = time.monotonic() - (place.started or place.joined)
+                    if place.timed:
+                        self._service = held if self._service is None else (
+                            SERVICE_SMOOTHING * held + (1 - SERVICE_SMOOTHING) * self._service
+                        )
+                else:
+                    with contextlib.suppress(ValueError):
+                        self._line.remove(place)
+                self._grant()
+
+    def _grant(self) -> None:
+        """Hand free slots to the head of the line (caller holds the lock)."""
+        while self._line and self._running < self.slots:
+            head = self._line.popleft()
+            head.granted = True
+            head.started = time.monotonic()
+            self._running += 1
+            head.ready.set()
 
     @contextlib.contextmanager
     def slot(self) -> Iterator[None]:
         """Hold one generation slot, waiting in line up to `timeout` seconds."""
-        with self._lock:
-            if not self._sem.acquire(blocking=False):
-                if self._waiting >= self.max_waiting:
-                    raise BusyError(
-                        f"the server is busy ({self._waiting} requests waiting); try again shortly",
-                        queue_full=True,
-                    )
-                self._waiting += 1
-                acquired = False
-            else:
-                acquired = True
-        if not acquired:
-            try:
-                acquired = self._sem.acquire(timeout=self.timeout)
-            finally:
-                with self._lock:
-                    self._waiting -= 1
-            if not acquired:
-                raise BusyError(
-                    f"no generation slot became free within {self.timeout:.0f}s; try again shortly",
-                    queue_full=False,
-                )
-        with self._lock:
-            self._running += 1
-        try:
+        with self.place() as place:
+            for _ in place.wait():
+                pass
             yield
-        finally:
-            with self._lock:
-                self._running -= 1
-            self._sem.release()
 
 
 # -- stopping a generation whose caller went away -------------------------------------------------

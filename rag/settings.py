@@ -62,6 +62,13 @@ class StoreSettings(_Group):
         description="Seconds a write to the embedded store (ingest, remove, adapt) waits while another "
         "process writes to it; then it fails with 'store busy'. Readers never wait.",
     )
+    paper_table_dir: Path | None = Field(
+        None,
+        description="Directory of the paper table (SQLite: papers, BM25, word counts; kept current by "
+        "every write, rebuilt from one scan when stale) of a Chroma server store; it is local to this "
+        "machine. Default: <path>/server-tables/<host>_<port>. An embedded store keeps it in its own "
+        "directory.",
+    )
 
 
 class EmbeddingSettings(_Group):
@@ -215,6 +222,15 @@ class AnswerSettings(_Group):
         "was never usable in benchmarks/bench_condense.py and cost ~4 s of CPU per follow-up).",
     )
 
+    cache_size: int = Field(
+        256,
+        ge=0,
+        le=100_000,
+        description="Answers kept in memory per process; a repeated question (same standalone "
+        "question, options, settings, LLM and store revision) is answered from it with the same "
+        "citations. Any ingest/remove invalidates it. 0: off.",
+    )
+
     def resolved_mode(self, remote: bool) -> str:
         """The mode in effect: auto means generative for an endpoint, evidence for the local model."""
         if self.mode == "auto":
@@ -263,11 +279,23 @@ class ServerSettings(_Group):
     slots: int | None = Field(
         default=None, ge=1, le=64, description="Generations at once (default: RAG_LLM__MAX_CONCURRENT)."
     )
-    max_waiting: int = Field(default=16, ge=0, description="Requests that may wait for a slot; more get 429.")
+    max_waiting: int = Field(
+        default=64, ge=0, description="Requests that may wait in line (FIFO) for a slot; more get 429."
+    )
     queue_timeout: float = Field(
-        default=120.0, gt=0, description="Seconds a request waits for a slot before 503."
+        default=600.0,
+        gt=0,
+        description="Longest wait for a slot in seconds: a request whose estimated wait (line ahead x "
+        "mean answer time) is longer is refused at once with 429; one that still waits this long gets 503.",
     )
     ui_queue_size: int = Field(default=32, ge=1, description="Size of the Gradio event queue of the UI.")
+    malloc_arenas: int = Field(
+        default=2,
+        ge=0,
+        le=64,
+        description="glibc malloc arenas of `rag serve` (0: glibc's default of 8 per core). Few arenas "
+        "keep memory flat while many worker threads answer (see docs/scaling.md).",
+    )
     model_name: str = Field(default="iclr-rag", description="Model id reported by /v1/models.")
 
     @field_validator("ui_auth")

@@ -13,6 +13,10 @@ Several processes may use one store (a server answering while `rag ingest` or `r
 * **One writer at a time**: writes to an embedded store hold an exclusive `flock` on `rag-write.lock`
   in the store directory (`PaperStore.writing()`); another writer waits `lock_timeout` seconds and
   then fails with `StoreBusyError`. Readers take no lock.
+* **The paper table** (rag.papertable, a SQLite file beside the store): every write changes it for
+  the papers written or removed, in the same lock; readers, `manifest()` and `paper_count()` read it
+  instead of scanning the store. A table that is not current (another machine wrote to a server
+  store, an older version wrote) is rebuilt once from a scan (`PaperStore.current_table()`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import secrets
+import sqlite3
 import threading
 import time
 from collections import defaultdict
@@ -30,6 +36,7 @@ from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 from urllib.parse import urlparse
 
 from .errors import StoreError
+from .papertable import PaperTable, TableStamp
 from .settings import StoreSettings
 from .vectors import unit
 
@@ -317,6 +324,7 @@ class _Connection:
 
 
 _CONNECTIONS: dict[str, _Connection] = {}
+_TABLES: dict[Path, PaperTable] = {}
 _CONNECTIONS_LOCK = threading.Lock()
 
 
@@ -327,6 +335,17 @@ def _connection(cfg: StoreSettings) -> _Connection:
         if conn is None:
             conn = _CONNECTIONS[key] = _Connection(cfg)
         return conn
+
+
+def paper_table_path(cfg: StoreSettings, collection: str) -> Path:
+    """Where a collection's paper table lives: in an embedded store's directory; for a server store,
+    locally under `paper_table_dir` (default: <path>/server-tables/<host>_<port>)."""
+    if not cfg.chroma_url:
+        return Path(cfg.path) / f"rag-papers.{collection}.sqlite3"
+    url = urlparse(cfg.chroma_url)
+    server = re.sub(r"[^\w.-]", "_", f"{url.hostname}_{url.port or (443 if url.scheme == 'https' else 8000)}")
+    base = Path(cfg.paper_table_dir) if cfg.paper_table_dir else Path(cfg.path) / "server-tables"
+    return base / server / f"{collection}.sqlite3"
 
 
 def chunk_paper_id(chunk_id: str) -> str:
@@ -364,7 +383,7 @@ class PaperStore:
         self._seen: Stamp | None = None
         self._seen_writes = 0
         self._sync_lock = threading.Lock()
-        self._papers_counted: tuple[Stamp, int] | None = None  # (stamp, papers) of the last count
+        self._table: PaperTable | None = None
         with self._conn.gate.shared():
             self._fetch()
 
@@ -456,6 +475,74 @@ class PaperStore:
                 self._bump()
             return result
 
+    # -- the paper table --------------------------------------------------------------------------
+    @property
+    def table(self) -> PaperTable:
+        """This collection's paper table as it is (see `current_table` for one matching the store);
+        one object per file in a process, shared like the Chroma client."""
+        if self._table is None:
+            path = paper_table_path(self.cfg, self.name).resolve()
+            with _CONNECTIONS_LOCK:
+                table = _TABLES.get(path)
+                if table is None or not path.exists():
+                    table = _TABLES[path] = PaperTable(path)
+            self._table = table
+        return self._table
+
+    def _table_stamp(self, stamp: Stamp | None = None) -> TableStamp:
+        """The store's stamp now, as a paper table records it (the collection's id included: a
+        collection created again under the same name is another store)."""
+        if stamp is None:
+            with self._conn.gate.shared():
+                if not self._conn.embedded:
+                    self._fetch()  # a server store keeps its revision in the collection's metadata
+                collection = self.collection
+                if self._conn.embedded:
+                    revision = self._conn.read_revision()
+                else:
+                    revision = str((collection.metadata or {}).get(REVISION_KEY, ""))
+                return TableStamp(str(collection.id), revision, int(collection.count()))
+        return TableStamp(str(self.collection.id), stamp.revision, stamp.chunks)
+
+    def current_table(self) -> PaperTable:
+        """The paper table, matching the store as it is now: when it does not (missing, written by an
+        older version, or the store changed where this table could not see it), it is rebuilt from
+        one scan of the store, once, whichever process gets there first."""
+        table = self.table
+        if table.stamp() == self._table_stamp(self.sync()):
+            return table
+        with table.lock.hold(table.LOCK_TIMEOUT, "rebuilding it"):  # a writer's change commits first
+            self._refresh_table(table)
+        return table
+
+    def _refresh_table(self, table: PaperTable) -> None:
+        """Under the table's lock: rebuild it unless it matches the store (a writer may just have
+        committed what a reader missed)."""
+        want = self._table_stamp(self.sync())
+        have = table.stamp()
+        if have == want:
+            return
+        logger.info("the paper table of %s is not current (%s, store: %s): rebuilding it from a scan",
+                    self.location, "missing" if have.chunks < 0 else "stale", want.revision or "-")
+        table.rebuild(self.iter_records(["metadatas", "documents"]), want)
+
+    def _table_write(self, what: str, call: Any, update: Any) -> Any:
+        """A Chroma write and the same change to the paper table, in the table's lock: the table is
+        made current first (rebuilt if it was not), then stamped with the store's new revision. A
+        failed Chroma write leaves the table as it was and stale (readers rebuild it)."""
+        table = self.table
+        with self.writing(), table.lock.hold(table.LOCK_TIMEOUT, what):
+            self._refresh_table(table)
+            result = self._write(what, call)
+            try:
+                update(table, self._table_stamp())
+            except sqlite3.Error as exc:  # rolled back: the table stays stale and is rebuilt once
+                raise StoreError(
+                    f"wrote to the store at {self.location} but not to its paper table {table.path} ({what}): "
+                    f"{_one_line(exc)}; is the disk full? The table is rebuilt from the store when read"
+                ) from exc
+        return result
+
     def _bump(self) -> None:
         if self._conn.embedded:
             self._conn.write_revision()
@@ -486,7 +573,12 @@ class PaperStore:
             meta.update(embedding_model=record.name, embedding_fingerprint=record.fingerprint)
             collection.modify(metadata=meta)
 
-        self._write("recording the embedding model", modify)
+        table = self.table
+        with self.writing(), table.lock.hold(table.LOCK_TIMEOUT, "recording the embedding model"):
+            current = table.stamp() == self._table_stamp()
+            self._write("recording the embedding model", modify)
+            if current:  # no paper moved: the table stays current
+                table.mark(self._table_stamp())
 
     def replace_with(self, other: PaperStore) -> None:
         """Make `other` (a fully written sibling collection) this store's collection, under this name.
@@ -511,12 +603,16 @@ class PaperStore:
         with self.writing():
             new = self._write("replacing the collection", swap)
             self._collection = other._collection = new
+            other.table.remove_file()  # this store's table is rebuilt once, for the new collection
+            other._table = None
             other.name = self.name
 
     def drop(self) -> None:
         # A server store's revision lives in the collection itself: nothing to bump once it is gone.
         self._write("dropping a collection", lambda _: self._conn.client.delete_collection(self.name),
                     bump=self._conn.embedded)
+        self.table.remove_file()
+        self._table = None
 
     @property
     def location(self) -> str:
@@ -537,23 +633,27 @@ class PaperStore:
             offset += len(ids)
 
     def manifest(self) -> dict[str, PaperEntry]:
-        """paper id → its chunks in the store, to decide what an ingest must (re)write."""
+        """paper id → its chunks in the store, to decide what an ingest must (re)write (read from the
+        paper table: no scan of the store)."""
         out: dict[str, PaperEntry] = defaultdict(PaperEntry)
-        for cid, meta, _ in self.iter_records(["metadatas"]):
-            entry = out[str(meta.get("paper_id"))]
+        for cid, pid, content_hash, n_chunks in self.current_table().chunk_rows():
+            entry = out[pid]
             entry.chunk_ids.append(cid)
-            entry.hashes.add(str(meta.get("content_hash")))
-            entry.expected_chunks = int(meta.get("n_chunks", 0))
+            entry.hashes.add(str(content_hash))
+            entry.expected_chunks = int(n_chunks or 0)
         return dict(out)
 
     def write(self, ids: list[str], embeddings: list[list[float]], metadatas: list[dict], documents: list[str]) -> None:
-        """Upsert one batch of whole papers in a single Chroma call."""
-        self._write("writing chunks", lambda c: c.upsert(ids=ids, embeddings=embeddings, metadatas=metadatas,
-                                                         documents=documents))
+        """Upsert one batch of whole papers in a single Chroma call (and into the paper table)."""
+        chunks = list(zip(ids, metadatas, documents))
+        self._table_write("writing chunks",
+                          lambda c: c.upsert(ids=ids, embeddings=embeddings, metadatas=metadatas, documents=documents),
+                          lambda table, stamp: table.write(chunks, stamp))
 
     def delete_chunks(self, ids: list[str]) -> None:
         if ids:
-            self._write("deleting chunks", lambda c: c.delete(ids=ids))
+            self._table_write("deleting chunks", lambda c: c.delete(ids=ids),
+                              lambda table, stamp: table.delete_chunks(ids, stamp))
 
     def remove_paper(self, paper_id: str) -> int:
         """Delete every chunk of a paper; returns how many were deleted."""
@@ -611,15 +711,9 @@ class PaperStore:
             return int(self.collection.count())
 
     def paper_count(self) -> int:
-        """Papers in the store: counted by a scan of every chunk's metadata (seconds on 100k chunks)
-        once per store stamp, so /healthz and `stats()` cost a file read and a count after that."""
-        stamp = self.sync()
-        cached = self._papers_counted
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-        n = len(self.paper_ids())
-        self._papers_counted = (stamp, n)
-        return n
+        """Papers in the store, from the paper table (current with the store: a file read, a chunk
+        count and a SQLite count)."""
+        return self.current_table().count()
 
     def paper_ids(self) -> set[str]:
-        return {str(m.get("paper_id")) for _, m, _ in self.iter_records(["metadatas"])}
+        return set(self.current_table().paper_ids())

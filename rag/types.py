@@ -90,6 +90,11 @@ class Timings(BaseModel):
     retrieval_ms: float = 0.0
     first_token_ms: float | None = None
     total_ms: float = 0.0
+    queue_ms: float = Field(0.0, description="Time spent waiting in line for a generation slot.")
+    cache: Literal["hit", "miss", "off"] = Field(
+        "off", description="hit: served from the answer cache (RAG_ANSWER__CACHE_SIZE); miss: computed "
+        "and stored; off: the cache was not used."
+    )
 
 
 class Answer(BaseModel):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
+import shutil
 import socket
 import tempfile
 from pathlib import Path
@@ -115,7 +117,30 @@ def fake_rag(seed_rag):
 
     def make(replies=(), *, delay: float = 0.0, piece_chars: int = 4, **groups):
         # The fake stands in for a model worth asking to condense (the local model's default is the rules).
-        groups["answer"] = {"mode": "generative", "condense": "llm", **groups.get("answer", {})}
+        groups["answer"] = {"mode": "generative", "condense": "llm", "cache_size": 0, **groups.get("answer", {})}
         return rag_with_llm(seed_rag, ScriptedLLM(replies, delay=delay, piece_chars=piece_chars), **groups)
 
     return make
+
+
+# -- a seeded store per test (store processes, paper table) ------------------------------------
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding the 19 seed papers, copied for each test."""
+    from rag import RAG, Settings
+
+    path = tmp_path_factory.mktemp("seeded") / "chroma"
+    assert RAG(Settings(store={"path": path})).stats()["papers"] == 19
+    return path
+
+
+@pytest.fixture
+def store(seeded: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "chroma"
+    shutil.copytree(seeded, path)
+    return path

@@ -33,8 +33,10 @@ LEAN = "LeanAgent: Lifelong Learning for Formal Theorem Proving"
 
 @pytest.fixture(scope="module")
 def rag(seed_rag) -> RAG:
-    """The seed store (shared read-only) with short answers (top_k 2, 64 tokens); the real local LLM."""
-    return rag_with_llm(seed_rag, None, retrieval={"top_k": 2}, llm={"max_tokens": 64})
+    """The seed store (shared read-only) with short answers (top_k 2, 64 tokens); the real local LLM.
+    No answer cache: these tests ask the same questions again to see the routes work (the cache is
+    tested in tests/test_queue.py)."""
+    return rag_with_llm(seed_rag, None, retrieval={"top_k": 2}, llm={"max_tokens": 64}, answer={"cache_size": 0})
 
 
 @pytest.fixture(scope="module")
@@ -200,13 +202,17 @@ def test_full_queue_gets_429_and_a_long_wait_503(rag: RAG) -> None:
     gate = GenerationGate(slots=1, max_waiting=4, timeout=0.3)
     with running(rag, ServerSettings(port=0, ui=False), gate=gate) as srv:
         with httpx.Client(base_url=srv.url) as http, gate.slot():
-            for path in ("/api/ask", "/api/ask/stream", "/v1/chat/completions"):
-                body = (
-                    {"question": OFF_TOPIC}
-                    if path.startswith("/api")
-                    else {"messages": [{"role": "user", "content": OFF_TOPIC}], "stream": True}
-                )
-                assert _error(http.post(path, json=body), 503)["type"] == "queue_timeout"
+            assert _error(http.post("/api/ask", json={"question": OFF_TOPIC}), 503)["type"] == "queue_timeout"
+            # A stream has started (it reported its place in line): the timeout ends it as an error event.
+            native = http.post("/api/ask/stream", json={"question": OFF_TOPIC})
+            assert native.status_code == 200 and native.text.startswith("event: queued\n")
+            error = json.loads(native.text.split("event: error\ndata: ")[1].split("\n")[0])
+            assert error["error"]["type"] == "queue_timeout" and error["error"]["status"] == 503
+            body = {"messages": [{"role": "user", "content": OFF_TOPIC}], "stream": True}
+            oai = http.post("/v1/chat/completions", json=body)
+            assert oai.status_code == 200 and ": queued " in oai.text
+            error = json.loads(oai.text.split("data: ")[-1].split("\n")[0])
+            assert error["error"]["type"] == "queue_timeout" and error["error"]["code"] == 503
 
 
 def test_unreachable_llm_is_a_503_with_a_message(seed_rag) -> None:

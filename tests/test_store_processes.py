@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from rag import RAG, Settings
 from rag.adapt import AdaptConfig
 from rag.store import REVISION_FILE, PaperStore, StoreBusyError
 
-from .conftest import FULL_CORPUS, REPO, SEED_CORPUS
+from .conftest import FULL_CORPUS, REPO, SEED_CORPUS, write_jsonl
 
 SEED = [json.loads(line) for line in SEED_CORPUS.read_text(encoding="utf-8").splitlines()]
 
@@ -43,26 +42,6 @@ def _new_papers(n: int, skip: int = 0) -> list[dict]:
             if len(out) >= skip + n:
                 break
     return out[skip:]
-
-
-def _jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store holding the 19 seed papers, copied for each test."""
-    path = tmp_path_factory.mktemp("seeded") / "chroma"
-    assert RAG(Settings(store={"path": path})).stats()["papers"] == 19
-    return path
-
-
-@pytest.fixture
-def store(seeded: Path, tmp_path: Path) -> Path:
-    path = tmp_path / "chroma"
-    shutil.copytree(seeded, path)
-    return path
 
 
 def _rag(store: Path) -> RAG:
@@ -197,7 +176,7 @@ def _remove_and_ingest_in_b(rag: RAG, other: _CliProcess, tmp_path: Path) -> Non
 
     rewritten = dict(changed, abstract="We steer zeppelins through quasicrystal lattices of warm air. "
                                        "Zeppelin pilots learn quasicrystal routes from few examples.")
-    rc, out = other.run("ingest", "--no-progress", str(_jsonl(tmp_path / "b.jsonl", [new, rewritten])))
+    rc, out = other.run("ingest", "--no-progress", str(write_jsonl(tmp_path / "b.jsonl", [new, rewritten])))
     assert rc == 0 and "added 1, updated 1" in out
     for mode in ("dense", "bm25"):
         assert _found(rag, new["title"], mode)[0] == new["id"], mode
@@ -235,10 +214,10 @@ def test_a_second_writer_waits_or_reports_the_store_busy(store: Path, tmp_path: 
     lock = holder.writing()
     lock.__enter__()  # this process writes (as long as the test says)
     try:
-        impatient = subprocess.Popen(_rag_cli("ingest", "--no-progress", str(_jsonl(tmp_path / "a.jsonl", [first]))),
+        impatient = subprocess.Popen(_rag_cli("ingest", "--no-progress", str(write_jsonl(tmp_path / "a.jsonl", [first]))),
                                      cwd=REPO, env=_env(store, RAG_STORE__LOCK_TIMEOUT="1"),
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        patient = subprocess.Popen(_rag_cli("ingest", "--no-progress", str(_jsonl(tmp_path / "b.jsonl", [second]))),
+        patient = subprocess.Popen(_rag_cli("ingest", "--no-progress", str(write_jsonl(tmp_path / "b.jsonl", [second]))),
                                    cwd=REPO, env=_env(store, RAG_STORE__LOCK_TIMEOUT="600"),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         waiting = _Reader(patient)
@@ -259,7 +238,7 @@ def test_a_second_writer_waits_or_reports_the_store_busy(store: Path, tmp_path: 
 
 def test_two_writers_at_once_both_finish_and_the_store_is_consistent(store: Path, tmp_path: Path) -> None:
     batches = [_new_papers(6), _new_papers(6, skip=6)]
-    procs = [subprocess.Popen(_rag_cli("ingest", "--no-progress", str(_jsonl(tmp_path / f"{i}.jsonl", papers))),
+    procs = [subprocess.Popen(_rag_cli("ingest", "--no-progress", str(write_jsonl(tmp_path / f"{i}.jsonl", papers))),
                               cwd=REPO, env=_env(store, RAG_STORE__LOCK_TIMEOUT="600"),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for i, papers in enumerate(batches)]
@@ -297,7 +276,7 @@ def _capture(errors: list[BaseException], fn: Any, *args: Any) -> None:
 
 # -- bad disks ---------------------------------------------------------------------------------------
 def test_a_read_only_store_gives_one_error_line_and_stays_as_it_was(store: Path, tmp_path: Path) -> None:
-    corpus = _jsonl(tmp_path / "new.jsonl", _new_papers(3))
+    corpus = write_jsonl(tmp_path / "new.jsonl", _new_papers(3))
     before = _snapshot(store)
     prefix: tuple[str, ...] = ()
     modes: dict[Path, int] = {}
@@ -322,7 +301,7 @@ def test_a_read_only_store_gives_one_error_line_and_stays_as_it_was(store: Path,
 
 def test_a_full_disk_gives_one_error_line_and_loses_nothing(store: Path, tmp_path: Path) -> None:
     papers = _new_papers(20)  # more than the ~19 free pages of the seeded store's database hold
-    corpus = _jsonl(tmp_path / "new.jsonl", papers)
+    corpus = write_jsonl(tmp_path / "new.jsonl", papers)
     before = _snapshot(store)
     limit = max(p.stat().st_size for p in store.rglob("*") if p.is_file())
 
@@ -397,7 +376,7 @@ def test_a_running_server_stops_citing_a_paper_removed_by_another_process_and_fi
             assert gone["id"] not in cited(base, gone["title"], mode), mode
         assert httpx.get(f"{base}/healthz", timeout=10).json()["papers"] == 18
 
-        added = _run(store, "ingest", "--no-progress", str(_jsonl(tmp_path / "new.jsonl", [new])))
+        added = _run(store, "ingest", "--no-progress", str(write_jsonl(tmp_path / "new.jsonl", [new])))
         assert added.returncode == 0, added.stderr
         for mode in ("dense", "bm25"):
             assert cited(base, new["title"], mode)[0] == new["id"], mode

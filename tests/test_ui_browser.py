@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rag import RAG, Settings
+from rag.gate import GenerationGate
 from rag.serve import ServerSettings, running
 
 pytestmark = pytest.mark.slow
@@ -48,7 +49,9 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     corpus.write_text(json.dumps(XSS_PAPER) + "\n", encoding="utf-8")
     rag = RAG(Settings(store={"path": root / "chroma"}, retrieval={"top_k": 3}, llm={"max_tokens": 64}))
     rag.ingest([corpus], progress=False)  # added to the auto-seeded 19 papers
-    with running(rag, ServerSettings(port=0)) as srv:
+    gate = GenerationGate(slots=1, max_waiting=8, timeout=300)
+    with running(rag, ServerSettings(port=0), gate=gate) as srv:
+        srv.gate = gate  # type: ignore[attr-defined]
         yield srv
 
 
@@ -152,6 +155,26 @@ def test_chat_streams_cites_opens_a_source_and_follows_up(server, browser, tmp_p
     page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
     assert (tmp_path / "chat.png").stat().st_size > 10_000
     assert outside == []  # nothing fetched from the internet
+    page.context.close()
+
+
+def test_a_waiting_question_shows_its_place_in_line_then_its_answer(server, browser) -> None:
+    page = _open(browser, server.url, [])
+    page.evaluate(RECORD, 1)
+    with server.gate.slot():  # someone else's answer holds the one slot
+        page.fill("#rag-input textarea", "Which papers study lifelong learning for theorem proving agents?")
+        page.click("#rag-send")
+        page.wait_for_function(
+            "document.querySelector('#rag-chat').innerText.includes('1 question ahead of you')",
+            timeout=60_000,
+        )
+        assert server.gate.stats()["waiting"] == 1
+    page.wait_for_function(
+        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null", timeout=TIMEOUT_MS
+    )
+    frames = page.evaluate("window.__frames")
+    assert "Waiting in line" in frames[0] or any("Waiting in line" in f for f in frames[:3]), frames
+    assert "ahead of you" not in frames[-1] and "LeanAgent" in frames[-1], frames[-1]
     page.context.close()
 
 

@@ -95,6 +95,9 @@ def build_ui(
     max_top_k = limits.top_k
     default_k = min(rag.settings.retrieval.top_k, max_top_k)
     slots = gate.slots if gate is not None else rag.settings.llm.max_concurrent
+    # With a gate, UI turns wait in its line (one line with the APIs, FIFO, "2 questions ahead of
+    # you, ~12 s" shown in the chat), so Gradio runs up to everyone the line can hold at once.
+    workers = slots + gate.max_waiting if gate is not None else slots
 
     def respond(
         message: str, turns: list[dict[str, Any]], decisions: list[str], top_k: float, retriever: str
@@ -182,7 +185,7 @@ def build_ui(
                 respond,
                 inputs,
                 outputs,
-                concurrency_limit=slots,
+                concurrency_limit=workers,
                 concurrency_id="llm",
                 api_visibility="private",
             )
@@ -192,7 +195,7 @@ def build_ui(
         demo.load(lambda: status_line(rag), None, status, queue=False, api_visibility="private")
     # api_open=False: the queued answer runs only through the queue (its slots, its size), never as a
     # direct POST to /gradio_api/run/.
-    demo.queue(max_size=queue_size, default_concurrency_limit=slots, api_open=False)
+    demo.queue(max_size=queue_size, default_concurrency_limit=workers, api_open=False)
     return demo
 
 

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 from rag.citations import ITEM, MARKER, LiveMarkerFilter, marker_numbers, split_sentences
 from rag.conversation import ChatTurn, chat_stream
 from rag.errors import RagError, describe
-from rag.events import Condensed, Final, Sources, Token
+from rag.events import Condensed, Final, Queued, Sources, Token
 from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits
 from rag.types import Answer, Citation, Source
@@ -282,7 +282,10 @@ def chat_turn(
             gate=gate,
             limits=limits,
         ):
-            if isinstance(ev, Condensed) and ev.method != "none":
+            if isinstance(ev, Queued):
+                yield pending(f"*Waiting in line: {escape_markdown(ev.message)}…*", panel or sources_html(
+                    state="streaming", turn=turn, earlier=earlier))
+            elif isinstance(ev, Condensed) and ev.method != "none":
                 searched = ev.standalone_question
             elif isinstance(ev, Sources):
                 sources = list(ev.sources)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag.conversation import ChatTurn, chat_stream
 from rag.errors import InvalidRequestError
-from rag.events import Event, Final, Sources, final_answer
+from rag.events import Event, Final, Queued, Sources, final_answer
 from rag.gate import GenerationGate
 from rag.limits import check_request
 from rag.settings import Decision, RetrieverMode, ServerSettings
@@ -131,12 +131,13 @@ class Api:
         )
 
     def primed(self, req: AskRequest) -> tuple[list[Event], Iterator[Event]]:
-        """Run the request up to the retrieved sources, so waiting, store and input errors keep their status."""
+        """Run the request up to its place in line or its retrieved sources, so a full line, store
+        and input errors keep their HTTP status (a wait that times out is then an error event)."""
         events = self.events(req)
         head: list[Event] = []
         for ev in events:
             head.append(ev)
-            if isinstance(ev, (Sources, Final)):
+            if isinstance(ev, (Queued, Sources, Final)):
                 break
         return head, events
 

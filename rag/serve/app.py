@@ -1,7 +1,9 @@
 """The FastAPI app of `rag serve`: /api/*, /v1/*, /healthz, /docs, and the chat UI at /."""
 
+import contextlib
 import logging
 import os
+from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -36,6 +38,7 @@ class Health(BaseModel):
     llm: Any
     retriever: str
     queue: dict[str, Any]
+    answer_cache: dict[str, int]
 
 
 def create_app(rag: Any, cfg: ServerSettings | None = None, gate: GenerationGate | None = None) -> Any:
@@ -54,7 +57,19 @@ def create_app(rag: Any, cfg: ServerSettings | None = None, gate: GenerationGate
         timeout=cfg.queue_timeout,
     )
     api = Api(rag, cfg, gate)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        # Every request the line accepts waits in a worker thread (API routes and UI turns run
+        # synchronously): anyio's default of 40 threads would hold the rest outside the line.
+        import anyio.to_thread
+
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = max(limiter.total_tokens, 2 * (gate.slots + gate.max_waiting) + 16)
+        yield
+
     meta: dict[str, Any] = dict(
+        lifespan=lifespan,
         title="ICLR 2025 paper chat API",
         version=__version__,
         description="Cited answers about ICLR 2025 papers. Errors are JSON: "
@@ -95,6 +110,7 @@ def create_app(rag: Any, cfg: ServerSettings | None = None, gate: GenerationGate
             "llm": rag.settings.llm.display_name,
             "retriever": rag.settings.retrieval.mode,
             "queue": gate.stats(),
+            "answer_cache": rag.answers.stats(),
         }
 
     add_native_routes(app, api, dependencies=auth, responses=errors)

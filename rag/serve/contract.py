@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag.events import Condensed, Sources, Token
+from rag.events import Condensed, Queued, Sources, Token
 from rag.limits import Limits
 
 NON_BLANK = r"\S"  # at least one character that str.strip() keeps
@@ -70,10 +70,19 @@ def _stream_error(code_field: str) -> dict[str, Any]:
     return {"type": "object", "required": ["error"], "properties": {"error": detail}}
 
 
+def _queued() -> dict[str, Any]:
+    """The `queued` event: the Queued fields and the message the UI shows."""
+    schema = _model(Queued)
+    schema["properties"]["message"] = {"type": "string", "description": "e.g. '2 questions ahead of you, ~12 s'."}
+    schema.setdefault("required", []).append("message")
+    return schema
+
+
 def native_events() -> dict[str, Any]:
     """One event of /api/ask/stream."""
     return {
         "oneOf": [
+            _event("queued", _queued()),
             _event("condensed", _model(Condensed)),
             _event("sources", _model(Sources)),
             _event("token", _model(Token)),
@@ -155,7 +164,8 @@ def exact(doc: dict[str, Any], limits: Limits) -> dict[str, Any]:
     stream = doc.get("paths", {}).get("/api/ask/stream", {}).get("post")
     if stream is not None:
         stream["responses"]["200"] = {
-            "description": "Server-sent events `condensed`, `sources`, `token`..., then `answer` (an "
+            "description": "Server-sent events `queued`... (the request's place in line, while it "
+            "waits for a generation slot), `condensed`, `sources`, `token`..., then `answer` (an "
             'Answer) or `error` (`{"error": {"type", "message", "status"}}`).',
             "content": {"text/event-stream": {"schema": native_events()}},
         }

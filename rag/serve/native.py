@@ -4,7 +4,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from rag.errors import GenerationCancelled, RagError
-from rag.events import Condensed, Event, Final, Sources, Token
+from rag.events import Condensed, Event, Final, Queued, Sources, Token
 from rag.types import Answer
 
 from .api import Api, AskRequest, chain_events, close_events, sse, stream_headers
@@ -14,16 +14,21 @@ from .streaming import cancellable_stream, stream_failed
 
 def add_native_routes(app: Any, api: Api, dependencies: list[Any], responses: dict[int | str, Any]) -> None:
     """Register /api/ask and /api/ask/stream on `app`."""
+    from fastapi import Response
     from fastapi.responses import StreamingResponse
 
     @app.post("/api/ask", response_model=Answer, tags=["api"], dependencies=dependencies, responses=responses)
-    def ask(req: AskRequest) -> Answer:
-        """Answer a question (with optional chat history) with validated citations."""
-        return api.answer(req)
+    def ask(req: AskRequest, response: Response) -> Answer:
+        """Answer a question (with optional chat history) with validated citations. The header
+        `X-RAG-Cache` says whether it came from the answer cache (hit, miss, off)."""
+        answer = api.answer(req)
+        response.headers["X-RAG-Cache"] = answer.timings.cache
+        return answer
 
     @app.post("/api/ask/stream", tags=["api"], dependencies=dependencies, responses=responses)
     def ask_stream(req: AskRequest) -> Any:
-        """Server-sent events: `condensed`, `sources`, `token`..., then `answer` (or `error`)."""
+        """Server-sent events: `queued`... (place in line, while waiting), `condensed`, `sources`,
+        `token`..., then `answer` (or `error`)."""
         head, events = api.primed(req)
         return StreamingResponse(
             ask_events(head, events), media_type="text/event-stream", headers=stream_headers()
@@ -39,7 +44,9 @@ def ask_events(head: list[Event], events: Iterator[Event]) -> AsyncIterator[str]
 def _ask_lines(head: list[Event], events: Iterator[Event]) -> Iterator[str]:
     try:
         for ev in chain_events(head, events):
-            if isinstance(ev, Condensed):
+            if isinstance(ev, Queued):
+                yield sse(ev.model_dump(mode="json", exclude={"type"}) | {"message": ev.message}, ev.type)
+            elif isinstance(ev, Condensed):
                 yield sse(ev.model_dump(mode="json", exclude={"type"}), ev.type)
             elif isinstance(ev, Sources):
                 yield sse(ev.model_dump(mode="json", exclude={"type"}), ev.type)

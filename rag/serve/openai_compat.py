@@ -4,6 +4,7 @@ Responses are built from the `openai` package's own types (ChatCompletion, ChatC
 Model), so they are what an OpenAI client parses; `citations` and `answer` ride as extra fields.
 """
 
+import json
 import logging
 import time
 import uuid
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag.citations import LiveMarkerFilter
 from rag.errors import GenerationCancelled, InvalidRequestError, RagError
-from rag.events import Event, Final, Sources, Token
+from rag.events import Event, Final, Queued, Sources, Token
 from rag.limits import Limits
 from rag.types import Answer, Citation
 
@@ -213,7 +214,10 @@ def _chunk_lines(head: list[Event], events: Iterator[Event], cid: str, created: 
     try:
         yield sse(_chunk(cid, created, name, ChoiceDelta(role="assistant", content="")))
         for ev in chain_events(head, events):
-            if isinstance(ev, Sources):
+            if isinstance(ev, Queued):
+                # An SSE comment: OpenAI clients skip it; others can show the place in line.
+                yield f": queued {json.dumps(ev.model_dump(mode='json', exclude={'type'}))} {ev.message}\n\n"
+            elif isinstance(ev, Sources):
                 flt = LiveMarkerFilter([s.number for s in ev.sources])
             elif isinstance(ev, Token):
                 text = flt.feed(ev.text)

@@ -1,6 +1,7 @@
 """Running the app: `rag serve`, and a background server for tests and notebooks."""
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -62,18 +63,51 @@ def running(rag: Any, cfg: ServerSettings | None = None, **app_kwargs: Any) -> I
 
 
 def warm_up(rag: Any) -> None:
-    """Open the store, load the embedder and (local only) the LLM, so the first question is fast."""
+    """Open the store, load the embedder and (local only, when answers use it) the LLM, so the
+    first question is fast. Evidence answers with rules condensing (the local model's defaults)
+    never call the model: it is not loaded, which keeps ~0.2 GB out of the server's memory."""
     stats = rag.stats()
     rag.retriever  # noqa: B018 - loads the embedding model and opens the index
     warmed = rag.engine.warm()  # a small store's sentence vectors: its first answers embed nothing
     if warmed:
         logger.info("embedded %d abstract sentences ahead of the first question", warmed)
     logger.info("store: %d papers, %d chunks at %s", stats["papers"], stats["chunks"], stats["store"])
-    if not rag.settings.llm.is_remote:
+    if not rag.settings.llm.is_remote and _answers_use_llm(rag.settings):
         try:
-            rag.llm.complete("Hello", max_tokens=1)
+            from rag.engine import answer_messages
+
+            # The answer prompt's fixed start, so the first question already reuses its KV cache.
+            rag.llm.chat(answer_messages("warm-up", []), max_tokens=1)
         except RagError as exc:
             logger.warning("local model not ready: %s", exc)
+
+
+M_ARENA_MAX = -8  # glibc mallopt parameter
+
+
+def limit_malloc_arenas(arenas: int = 2) -> bool:
+    """Cap glibc's malloc arenas. By default every thread that allocates gets its own arena (up to
+    8 per core); the server answers in up to ~100 worker threads, and the memory each one frees
+    (embedding tensors, parsed documents) stays cached in its arena, so RSS climbs with the number
+    of threads that ever answered. Called before the server starts its threads. False when the C
+    library is not glibc (nothing changed)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(M_ARENA_MAX, arenas))
+    except (OSError, AttributeError):
+        return False
+
+
+def _answers_use_llm(settings: Settings) -> bool:
+    remote = settings.llm.is_remote
+    return (
+        settings.answer.resolved_mode(remote) == "generative"
+        or settings.answer.condenses_with_llm(remote)
+        or settings.retrieval.rerank == "llm"
+    )
 
 
 def serve(settings: Settings, cfg: ServerSettings | None = None) -> None:
@@ -92,6 +126,13 @@ def serve(settings: Settings, cfg: ServerSettings | None = None) -> None:
         logger.warning(
             "RAG_SERVER__ALLOW_UNAUTHENTICATED: routes that answer need no credential on %s", cfg.host
         )
+    if cfg.malloc_arenas and limit_malloc_arenas(cfg.malloc_arenas):
+        logger.debug("malloc arenas capped at %d", cfg.malloc_arenas)
+    # oneDNN (torch's CPU kernels) keeps up to 1,024 compiled kernels, one per input shape; questions
+    # and sentences come in ever new lengths and batch sizes, so the server grew by ~0.5 GB over its
+    # first 60 answers. Query-time embedding is as fast without the cache (docs/scaling.md). Read
+    # when torch builds its first kernel, i.e. before warm-up; a value in the environment wins.
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0")
     rag = RAG(settings)
     warm_up(rag)
     app = create_app(rag, cfg)
