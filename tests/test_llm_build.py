@@ -144,3 +144,22 @@ def test_a_restored_prefix_answers_exactly_as_a_kept_one(local_llm: LocalLlamaCp
             out = local_llm.chat(answer_messages(question, _sources(topic)), max_tokens=12)
         runs.append((out.message.content, local_llm.last_timings["prompt_eval_tokens"]))
     assert runs[0] == runs[1]
+
+
+def test_the_f16_copy_answers_exactly_as_the_bundled_file(tmp_path, monkeypatch) -> None:
+    """The default local weights (RAG_LLM__LOCAL_WEIGHTS=f16): a 16-bit copy made once, whose
+    greedy output equals the bundled Q4_1 file's (its speed is in benchmarks/bench_generation.py)."""
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+    from rag.llm import LocalLlamaCpp, bundled_gguf, f16_copy
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    copy = f16_copy(bundled_gguf())
+    assert copy.parent == tmp_path / "iclr-rag" / "models" and copy.stat().st_size > bundled_gguf().stat().st_size
+    assert f16_copy(bundled_gguf()) == copy  # made once
+    messages = [ChatMessage(role=MessageRole.USER, content="Name one use of lifelong learning in theorem proving.")]
+    texts = [
+        LocalLlamaCpp(model_path=str(bundled_gguf()), weights=weights, max_tokens=40).chat(messages).message.content
+        for weights in ("f16", "as_is")
+    ]
+    assert texts[0] and texts[0] == texts[1]
