@@ -66,8 +66,8 @@ class StoreSettings(_Group):
         None,
         description="Directory of the paper table (SQLite: papers, BM25, word counts; kept current by "
         "every write, rebuilt from one scan when stale) of a Chroma server store; it is local to this "
-        "machine. Default: <path>/server-tables/<host>_<port>. An embedded store keeps it in its own "
-        "directory.",
+        "machine. Default: $XDG_CACHE_HOME/iclr-rag/paper-tables/<host>_<port> (~/.cache/...). An "
+        "embedded store keeps it in its own directory.",
     )
 
 

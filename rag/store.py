@@ -339,12 +339,15 @@ def _connection(cfg: StoreSettings) -> _Connection:
 
 def paper_table_path(cfg: StoreSettings, collection: str) -> Path:
     """Where a collection's paper table lives: in an embedded store's directory; for a server store,
-    locally under `paper_table_dir` (default: <path>/server-tables/<host>_<port>)."""
+    locally under `paper_table_dir` (default: $XDG_CACHE_HOME/iclr-rag/paper-tables/<host>_<port>,
+    ~/.cache/...: a table is rebuilt from one scan when missing, so it is a cache; nothing is written
+    to the embedded store's path)."""
     if not cfg.chroma_url:
         return Path(cfg.path) / f"rag-papers.{collection}.sqlite3"
     url = urlparse(cfg.chroma_url)
     server = re.sub(r"[^\w.-]", "_", f"{url.hostname}_{url.port or (443 if url.scheme == 'https' else 8000)}")
-    base = Path(cfg.paper_table_dir) if cfg.paper_table_dir else Path(cfg.path) / "server-tables"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "iclr-rag" / "paper-tables"
+    base = Path(cfg.paper_table_dir) if cfg.paper_table_dir else cache
     return base / server / f"{collection}.sqlite3"
 
 

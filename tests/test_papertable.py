@@ -216,9 +216,13 @@ def test_bm25_ranks_like_bm25_on_a_small_corpus(tmp_path: Path) -> None:
     assert [p for p, _ in index.bm25("graph networks", 10, None)] == ["p3", "p2"]
 
 
-def test_a_server_store_keeps_its_table_locally_per_server_and_collection(tmp_path: Path) -> None:
+def test_a_server_store_keeps_its_table_locally_per_server_and_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     cfg = StoreSettings(path=tmp_path / "chroma", chroma_url="http://127.0.0.1:8123")
-    assert paper_table_path(cfg, "papers") == tmp_path / "chroma" / "server-tables" / "127.0.0.1_8123" / "papers.sqlite3"
+    expected = tmp_path / "cache" / "iclr-rag" / "paper-tables" / "127.0.0.1_8123" / "papers.sqlite3"
+    assert paper_table_path(cfg, "papers") == expected
     cfg = StoreSettings(path=tmp_path / "chroma", chroma_url="https://[::1]", paper_table_dir=tmp_path / "t")
     assert paper_table_path(cfg, "papers") == tmp_path / "t" / "__1_443" / "papers.sqlite3"
     assert paper_table_path(StoreSettings(path=tmp_path / "e"), "c") == tmp_path / "e" / "rag-papers.c.sqlite3"
