@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from . import prompts
 from .citations import MARKER, is_refusal, marker_numbers
 from .errors import RagError
-from .events import Condensed, Event, Final, Queued, Sources, Token, final_answer
+from .events import Condensed, Event, Final, Queued, final_answer
 from .gate import GenerationGate
 from .limits import DEFAULT_LIMITS, Limits, check_request
 from .settings import RetrieverMode
@@ -378,12 +378,12 @@ def _answer_turn(
 
 
 def _replay(answer: Answer, question: str, standalone: str) -> Iterator[Event]:
-    """A cached answer as a stream."""
+    """A cached answer as a stream, for this turn's wording."""
+    from .pipeline import replay
+
     answer.question = question
     answer.standalone_question = standalone
-    yield Sources(sources=answer.sources)
-    yield Token(text=answer.text)
-    yield Final(answer=answer)
+    return replay(answer)
 
 
 def chat(

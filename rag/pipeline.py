@@ -280,15 +280,11 @@ class RAG:
     ) -> Iterator[Event]:
         """Like `ask`, as typed events (rag.events): `Sources`, `Token`..., then `Final` (the answer).
         A repeated question is answered from the answer cache (`Answer.timings.cache == "hit"`)."""
-        t0 = time.perf_counter()
-        key = self._cache_key(question, top_k, decisions, retriever)
-        hit = self.answers.get(key) if key else None
+        hit = self.cached(question, top_k, decisions, retriever)
         if hit is not None:
-            _served_from_cache(hit, t0)
-            yield Sources(sources=hit.sources)
-            yield Token(text=hit.text)
-            yield Final(answer=hit)
+            yield from replay(hit)
             return
+        key = self._cache_key(question, top_k, decisions, retriever)
         for event in self.engine.stream_answer(question, top_k=top_k, decisions=decisions, mode=retriever):
             if isinstance(event, Final) and key:
                 event.answer.timings.cache = "miss"
@@ -336,6 +332,13 @@ class RAG:
         from .conversation import Conversation
 
         return Conversation(self, **options)
+
+
+def replay(answer: Answer) -> Iterator[Event]:
+    """A finished (cached) answer as a stream: `Sources`, one `Token`, `Final`."""
+    yield Sources(sources=answer.sources)
+    yield Token(text=answer.text)
+    yield Final(answer=answer)
 
 
 def _served_from_cache(answer: Answer, t0: float) -> None:
