@@ -88,17 +88,21 @@ def prompt_tokens(llama: Any, n: int) -> list[int]:
 def llama_speed(threads: int, n_prompt: int, n_decode: int, repeats: int) -> dict[str, Any]:
     """Prefill and decode tok/s of the bundled SmolLM2 with the llama.cpp build this process loads."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from rag.llm import bundled_gguf, check_cpu_build
+    from rag import Settings
+    from rag.llm import bundled_gguf, check_cpu_build, weights_copy
 
     check_cpu_build()
     import llama_cpp
 
+    cfg = Settings().llm  # RAG_LLM__LOCAL_WEIGHTS and RAG_LLM__FLASH_ATTN of this configuration
+    path = bundled_gguf() if cfg.local_weights == "as_is" else weights_copy(bundled_gguf(), cfg.local_weights)
     llama = llama_cpp.Llama(
-        model_path=str(bundled_gguf()),
+        model_path=str(path),
         n_ctx=4096,
         n_threads=threads,
         n_threads_batch=threads,
         n_batch=512,
+        flash_attn=cfg.flash_attn,
         verbose=False,
     )
     tokens = prompt_tokens(llama, n_prompt)
@@ -125,6 +129,8 @@ def llama_speed(threads: int, n_prompt: int, n_decode: int, repeats: int) -> dic
     embed_params = llama.n_vocab() * llama.n_embd()
     p50 = statistics.median(prefill)
     return {
+        "weights": cfg.local_weights,
+        "flash_attn": cfg.flash_attn,
         "system_info": llama_cpp.llama_print_system_info().decode(),
         "prompt_tokens": len(tokens),
         "prefill_s_p50": p50,
@@ -201,9 +207,15 @@ def answer_profile(n_answers: int, store: Path | None) -> dict[str, Any]:
     import rag.engine
     import rag.grounding
     import rag.llm
+    import rag.prompts
     import rag.retrieve
     import rag.vectors
     from rag import RAG, Settings
+    from rag.citations import split_sentences
+
+    if os.environ.get("BENCH_PROMPTS_DIR"):  # compare prompt wordings: a folder with other templates
+        rag.prompts.PROMPTS_DIR = Path(os.environ["BENCH_PROMPTS_DIR"])
+        rag.prompts.load.cache_clear()
 
     stages = Stages()
     stages.wrap(rag.retrieve.PaperRetriever, "retrieve", "retrieval")
@@ -248,6 +260,8 @@ def answer_profile(n_answers: int, store: Path | None) -> dict[str, Any]:
                 "llama": perf,
                 "completion_tokens": answer.completion_tokens,
                 "removed_unsupported": answer.removed_unsupported,
+                # sentences the model wrote that the answer shows (each passed the support check)
+                "shown_sentences": len(split_sentences(answer.text)) if answer.mode == "generative" else 0,
                 "raw_text": answer.raw_text,
                 "text": answer.text,
             }
@@ -266,8 +280,8 @@ def answer_profile(n_answers: int, store: Path | None) -> dict[str, Any]:
 
 
 # -- parent -------------------------------------------------------------------------------------------
-def run_child(name: str, where: str, args: argparse.Namespace) -> dict[str, Any]:
-    env = dict(os.environ)
+def run_child(name: str, where: str, args: argparse.Namespace, extra: dict[str, str]) -> dict[str, Any]:
+    env = {**os.environ, **extra}
     if where != "venv":
         env["PYTHONPATH"] = os.pathsep.join([where, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     cmd = [
@@ -285,7 +299,7 @@ def run_child(name: str, where: str, args: argparse.Namespace) -> dict[str, Any]
         "--answers",
         str(args.answers),
     ]
-    logger.info("build %s: %s", name, where)
+    logger.info("%s: build %s, %s", name, where, extra or "default settings")
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -331,6 +345,13 @@ def report(results: dict[str, Any]) -> None:
             f"(first token p50 {p50(first) / 1000:.2f} s, total p50 "
             f"{p50([r['total_ms'] for r in rows]) / 1000:.2f} s)"
         )
+        shown = sum(r["shown_sentences"] for r in rows)
+        written = shown + sum(r["removed_unsupported"] or 0 for r in rows)
+        print(
+            f"  generative answers {sum(r['mode'] == 'generative' for r in rows)}/{len(rows)} (the rest: "
+            f"no sentence passed the support check, evidence shown); model sentences shown {shown} of "
+            f"{written} ({shown / max(written, 1):.0%})"
+        )
         names = sorted({k for r in rows for k in r["stages_ms"]})
         for stage in names:
             wall = p50([r["stages_ms"].get(stage, 0.0) for r in rows])
@@ -356,6 +377,13 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="NAME=DIR",
         help="a llama-cpp-python install dir to compare (repeatable); DIR 'venv': this venv's",
+    )
+    ap.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME[=VAR=VALUE,...]",
+        help="settings to compare (repeatable), e.g. f16=RAG_LLM__LOCAL_WEIGHTS=f16,RAG_LLM__FLASH_ATTN=false",
     )
     ap.add_argument("--threads", type=int, default=2, help="llama.cpp and GEMM threads")
     ap.add_argument("--prompt-tokens", type=int, default=700, help="prefill length")
@@ -383,10 +411,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     builds = dict(b.split("=", 1) for b in args.build) or {"venv": "venv"}
+    configs = []
+    for spec in args.config or ["default"]:
+        name, _, rest = spec.partition("=")
+        configs.append((name, dict(kv.split("=", 1) for kv in rest.split(",") if kv)))
     results: dict[str, Any] = {"threads": args.threads, "load_before": os.getloadavg(), "builds": {}}
     results["flops"] = gemm_gflops(args.threads)
-    for name, where in builds.items():
-        results["builds"][name] = run_child(name, where, args)
+    for build, where in builds.items():
+        for config, extra in configs:
+            name = build if len(configs) == 1 else config if len(builds) == 1 else f"{build}/{config}"
+            results["builds"][name] = run_child(name, where, args, extra)
+            results["builds"][name]["env"] = extra
     results["load_after"] = os.getloadavg()
     report(results)
     print(f"\nload average before/after: {results['load_before'][0]:.2f} / {results['load_after'][0]:.2f}")

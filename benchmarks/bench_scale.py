@@ -138,7 +138,8 @@ def ingest(args: argparse.Namespace, url: str, work: Path, records: list[dict]) 
     from rag.corpus import load_many
     from rag.ingest import IngestReport, ingest_papers
 
-    settings = Settings(store={"chroma_url": url, "path": work / "local", "auto_seed": False})
+    settings = Settings(store={"chroma_url": url, "path": work / "local", "auto_seed": False,
+                               "paper_table_dir": work / "local" / "tables"})
     rag = RAG(settings)
     out: dict[str, Any] = {}
     real = records[:REAL_PAPERS]
@@ -201,7 +202,8 @@ import json, os, sys, time, resource
 t0 = time.perf_counter()
 sys.path.insert(0, {repo!r})
 from rag import RAG, Settings
-settings = Settings(store={{"chroma_url": {url!r}, "path": {local!r}, "auto_seed": False}})
+settings = Settings(store={{"chroma_url": {url!r}, "path": {local!r}, "auto_seed": False,
+                           "paper_table_dir": {local!r} + "/tables"}})
 rag = RAG(settings)
 r = rag.retrieve("Which papers study diffusion models for protein design?", retriever="hybrid")
 ready = time.perf_counter() - t0
@@ -277,6 +279,7 @@ def serve_two(url: str, work: Path, env: dict[str, str]) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     serve_env = {"RAG_STORE__CHROMA_URL": url, "RAG_STORE__PATH": str(work / "local"),
+                 "RAG_STORE__PAPER_TABLE_DIR": str(work / "local" / "tables"),
                  "RAG_STORE__AUTO_SEED": "false", "RAG_ANSWER__MODE": "evidence"}
     t0 = time.perf_counter()
     with rag_serve(work / "serve-a.log", serve_env, "--no-ui", timeout=900) as (a, pa):
@@ -462,6 +465,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe-url", help="only the probes (and --serve) against this running Chroma server, "
                     "filled by an earlier run in --workdir")
     ap.add_argument("--serve", action="store_true", help="also run two `rag serve` processes on the server")
+    ap.add_argument("--ingest-only", action="store_true",
+                    help="stop after the ingest (the data stays in --workdir; restart `chroma run --path "
+                    "WORKDIR/chroma-server --port PORT` on the port recorded in the results, then --probe-url)")
+    ap.add_argument("--port", type=int, default=0, help="the Chroma server's port (0: a free one)")
     ap.add_argument("--seed", type=int, default=2025)
     ap.add_argument("--out", type=Path, default=REPO / "reports/bench_scale.json")
     args = ap.parse_args(argv)
@@ -494,11 +501,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.out}")
         return 0
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    with chroma_server(args.workdir) as url:
+    with chroma_server(args.workdir, port=args.port or None) as url:
+        results["url"] = url
         server_pid = int(subprocess.run(["pgrep", "-n", "-f", str(args.workdir / "chroma-server")],
                                         capture_output=True, text=True).stdout.split()[0])
         results["ingest"] = ingest(args, url, args.workdir, records)
         results["chroma_server_rss_mb"] = rss_mb(server_pid)
+        if args.ingest_only:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(results, indent=2))
+            print(json.dumps(results, indent=2))
+            return 0
         qs = questions(args.questions or None)
         results["second_process"] = probe(url, args.workdir, qs, env)
         print(f"second process: ready in {results['second_process']['ready_s']} s", flush=True)

@@ -37,7 +37,8 @@ def cache_key(
         "retrieval": settings.retrieval.model_dump(mode="json"),
         "answer": settings.answer.model_dump(mode="json", exclude={"cache_size"}),
         "embedding": settings.embedding.model_dump(mode="json", exclude={"batch_size"}),
-        "llm": [settings.llm.display_name, settings.llm.max_tokens, settings.llm.temperature],
+        "llm": [settings.llm.display_name, settings.llm.max_tokens, settings.llm.temperature]
+        + ([] if settings.llm.is_remote else [settings.llm.local_weights, settings.llm.flash_attn]),
         "store": [settings.store.chroma_url or str(settings.store.path), settings.store.collection, list(stamp)],
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()

@@ -21,7 +21,7 @@ import contextvars
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,8 +82,12 @@ class GenerationGate:
     """At most `slots` generations at once; at most `max_waiting` callers wait, first come first
     served; a caller whose estimated wait exceeds `timeout` seconds is refused at once."""
 
-    def __init__(self, slots: int = 1, max_waiting: int = 64, timeout: float = 600.0):
+    def __init__(
+        self, slots: int = 1, max_waiting: int = 64, timeout: float = 600.0,
+        on_idle: Callable[[], None] | None = None,
+    ):
         self.slots = slots
+        self.on_idle = on_idle  # called (outside the lock) when the last caller in line leaves
         self.max_waiting = max_waiting
         self.timeout = timeout
         self._lock = threading.Lock()
@@ -169,6 +173,9 @@ class GenerationGate:
                     with contextlib.suppress(ValueError):
                         self._line.remove(place)
                 self._grant()
+                idle = self._running == 0 and not self._line
+            if idle and self.on_idle is not None:
+                self.on_idle()
 
     def _grant(self) -> None:
         """Hand free slots to the head of the line (caller holds the lock)."""

@@ -8,6 +8,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,7 +95,8 @@ class LocalLlamaCpp(CustomLLM):
     n_ctx: int = 4096
     n_threads: int | None = None
     n_batch: int = 512
-    weights: str = "f16"  # f16: load a 16-bit copy of the GGUF (see `f16_copy`); as_is: the file itself
+    weights: str = "q8_0"  # a copy of the GGUF in this format (see `weights_copy`); as_is: the file itself
+    flash_attn: bool = True
     max_tokens: int = 256
     temperature: float = 0.0
 
@@ -128,7 +130,9 @@ class LocalLlamaCpp(CustomLLM):
                 from llama_cpp import Llama
 
                 threads = self.n_threads or os.cpu_count() or 2
-                path = f16_copy(Path(self.model_path)) if self.weights == "f16" else Path(self.model_path)
+                path = Path(self.model_path)
+                if self.weights != "as_is":
+                    path = weights_copy(path, self.weights)
                 logger.info("loading local model %s (%d threads)", path, threads)
                 self._model = Llama(
                     model_path=str(path),
@@ -136,6 +140,7 @@ class LocalLlamaCpp(CustomLLM):
                     n_threads=threads,
                     n_threads_batch=threads,
                     n_batch=self.n_batch,
+                    flash_attn=self.flash_attn,
                     verbose=False,
                 )
                 self._hook_prefix_reuse(self._model)
@@ -272,16 +277,24 @@ def model_cache_dir() -> Path:
     return Path(root) / "iclr-rag" / "models"
 
 
-def f16_copy(path: Path) -> Path:
-    """A 16-bit copy of a quantized GGUF, made once (~1 s for the bundled model) and cached.
+# Formats the bundled Q4_1 GGUF can be copied to (`RAG_LLM__LOCAL_WEIGHTS`), made once and cached.
+WEIGHT_TYPES = {"f16": "LLAMA_FTYPE_MOSTLY_F16", "q8_0": "LLAMA_FTYPE_MOSTLY_Q8_0"}
+
+
+def weights_copy(path: Path, kind: str = "f16") -> Path:
+    """A copy of a GGUF in another weight format (`WEIGHT_TYPES`), made once (~1 s for the bundled
+    model) and cached in `model_cache_dir()`.
 
     llama.cpp has no fast CPU kernels for Q4_1 (the bundled file's type): its prompt evaluation ran
-    at ~120 tokens/s here against ~270 with the same weights in F16, whose greedy output is the same
-    (Q4_1 values are exact in F16; see docs/scaling.md). A copy that cannot be made is logged and the
-    file is loaded as it is."""
+    at ~130 tokens/s here against ~250 in F16 (whose greedy output is the same: Q4_1 values are exact
+    in F16) and ~230-290 in Q8_0, which also decodes as fast as Q4_1 (decoding is bound by memory
+    reads: F16 reads twice the bytes). See docs/scaling.md. A copy that cannot be made is logged and
+    the file is loaded as it is."""
+    if kind not in WEIGHT_TYPES:
+        raise ConfigError(f"unknown local weight format {kind!r}; one of {', '.join(WEIGHT_TYPES)} or as_is")
     stat = path.stat()
     key = hashlib.sha256(f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:12]
-    target = model_cache_dir() / f"{path.stem}.{key}.f16.gguf"
+    target = model_cache_dir() / f"{path.stem}.{key}.{kind}.gguf"
     if target.is_file():
         return target
     import llama_cpp
@@ -290,22 +303,38 @@ def f16_copy(path: Path) -> Path:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         params = llama_cpp.llama_model_quantize_default_params()
-        params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_F16
+        params.ftype = getattr(llama_cpp, WEIGHT_TYPES[kind])
         params.allow_requantize = True
-        logger.info("writing a 16-bit copy of %s to %s (once)", path.name, target)
-        from llama_cpp._utils import suppress_stdout_stderr  # llama.cpp logs every tensor it writes
-
-        with suppress_stdout_stderr(disable=False):
+        logger.info("writing a %s copy of %s to %s (once)", kind, path.name, target)
+        with _quiet_native_output():  # llama.cpp prints every tensor it writes
             failed = llama_cpp.llama_model_quantize(str(path).encode(), str(tmp).encode(), ctypes.byref(params))
         if failed:
             raise OSError("llama_model_quantize failed")
         os.replace(tmp, target)
         return target
     except OSError as exc:
-        logger.warning("could not write a 16-bit copy of %s (%s); loading it as it is (slower)", path, exc)
+        logger.warning("could not write a %s copy of %s (%s); loading it as it is (slower)", kind, path, exc)
         with contextlib.suppress(OSError):
             tmp.unlink()
         return path
+
+
+@contextlib.contextmanager
+def _quiet_native_output() -> Any:
+    """Native code's writes to stdout/stderr (file descriptors 1 and 2) go to /dev/null meanwhile."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
 
 
 def build_llm(cfg: LLMSettings) -> LLM:
@@ -336,6 +365,7 @@ def build_llm(cfg: LLMSettings) -> LLM:
         n_threads=cfg.n_threads,
         n_batch=cfg.n_batch,
         weights=cfg.local_weights,
+        flash_attn=cfg.flash_attn,
         max_tokens=cfg.max_tokens,
         temperature=cfg.temperature,
     )

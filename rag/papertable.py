@@ -69,6 +69,9 @@ def bm25_tokens(text: str) -> list[str]:
     return list(_STEMMER.stemWords(words))
 
 
+SQLITE_CACHE_KB = 256  # page cache of each thread's connection to a table
+
+
 class TableStamp(NamedTuple):
     """The store state a table reflects: its collection, revision and chunk count."""
 
@@ -199,6 +202,10 @@ class PaperTable:
             db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
+            # One connection per thread, and a server has ~150 worker threads: SQLite's default page
+            # cache (2 MB a connection) made RSS grow with every thread that read the table; reads
+            # here are point lookups the OS's file cache serves as well.
+            db.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KB}")
             self._local.db = db
         return db
 
@@ -406,6 +413,20 @@ class PaperTable:
     def chunk_rows(self) -> Iterator[tuple[str, str, str, int]]:
         """(chunk id, paper id, content hash, n_chunks) of every chunk in the store."""
         yield from self._db().execute("SELECT chunk_id, paper_id, content_hash, n_chunks FROM chunks")
+
+    def chunk_ids(self, paper_ids: Sequence[str]) -> list[str] | None:
+        """The chunk ids of these papers, or None when the table lacks one of them (a paper written
+        by a process this table has not caught up with: ask the store by paper id instead)."""
+        ids = list(dict.fromkeys(paper_ids))
+        if not ids or not self.path.exists():
+            return None
+        marks = ",".join("?" * len(ids))
+        rows = self._db().execute(
+            f"SELECT chunk_id, paper_id FROM chunks WHERE paper_id IN ({marks})", ids
+        ).fetchall()
+        if {p for _, p in rows} != set(ids):
+            return None
+        return [c for c, _ in rows]
 
     def catalog_rows(self) -> Iterator[tuple[str, str, list[str], str]]:
         for pid, title, authors, decision in self._db().execute(

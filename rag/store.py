@@ -413,7 +413,8 @@ class PaperStore:
         collection fetched again (`rag adapt` replaces it), so the next reads see the store as it is.
 
         Cost: one small file read plus the chunk count for an embedded store; for a Chroma server,
-        fetching the collection (its metadata holds the revision) plus the count."""
+        fetching the collection (its metadata holds the revision; ~10 ms), and the count only when
+        the revision changed."""
         with self._sync_lock:
             conn = self._conn
             seen = self._seen
@@ -429,6 +430,10 @@ class PaperStore:
                 with conn.gate.shared():
                     self._fetch()
                 revision = str((self._collection.metadata or {}).get(REVISION_KEY, ""))
+                if seen is not None and revision and revision == seen.revision:
+                    # A server store's writers bump the revision before and after they write, so an
+                    # unchanged revision means unchanged chunks: no count (~70 ms at 475,000 chunks).
+                    return seen
             stamp = Stamp(revision, self.count_chunks())
             if stamp == seen:
                 return stamp
@@ -461,6 +466,10 @@ class PaperStore:
         """Run one Chroma write under the write lock; record a new revision (also after a failure:
         part of it may be in). Chroma's errors become one-line StoreErrors."""
         with self.writing():
+            if bump and not self._conn.embedded:
+                # Also before: a writer killed mid-write leaves a new revision, so readers, which
+                # skip the chunk count while the revision is unchanged (`sync`), still notice.
+                self._bump()
             try:
                 with self._conn.gate.shared():
                     result = call(self.collection)
@@ -693,9 +702,14 @@ class PaperStore:
         ids = [p for p in dict.fromkeys(paper_ids) if p]
         if not ids:
             return {}
-        where: dict[str, Any] = {"paper_id": ids[0]} if len(ids) == 1 else {"paper_id": {"$in": ids}}
+        # The paper table (kept current with the store by every write) names their chunks.
+        chunk_ids = self.table.chunk_ids(ids)
         with self._conn.gate.shared():
-            found = self.collection.get(where=where, include=["embeddings", "metadatas"])
+            if chunk_ids:  # by id: ~20 ms on a server holding 475,000 chunks, against ~80 by metadata
+                found = self.collection.get(ids=chunk_ids, include=["embeddings", "metadatas"])
+            else:
+                where: dict[str, Any] = {"paper_id": ids[0]} if len(ids) == 1 else {"paper_id": {"$in": ids}}
+                found = self.collection.get(where=where, include=["embeddings", "metadatas"])
         rows: dict[str, list[Any]] = defaultdict(list)
         windows: dict[str, list[Any]] = defaultdict(list)
         for meta, vec in zip(found["metadatas"] or [], found["embeddings"] if found["embeddings"] is not None else []):

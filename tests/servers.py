@@ -66,10 +66,11 @@ def llama_server(tmp: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def chroma_server(tmp: Path) -> Iterator[str]:
-    """`chroma run` on a fresh directory; yields its URL."""
+def chroma_server(tmp: Path, port: int | None = None) -> Iterator[str]:
+    """`chroma run` on `tmp`/chroma-server (a fresh directory, or one an earlier run filled) and
+    `port` (default: a free one); yields its URL."""
     exe = shutil.which("chroma", path=str(Path(sys.executable).parent)) or "chroma"
-    port = free_port()
+    port = port or free_port()
     cmd = [exe, "run", "--path", str(tmp / "chroma-server"), "--host", "127.0.0.1", "--port", str(port)]
     with running(cmd, f"http://127.0.0.1:{port}/api/v2/heartbeat", tmp / "chroma_server.log"):
         yield f"http://127.0.0.1:{port}"

@@ -178,6 +178,25 @@ def test_nothing_supported_falls_back_to_the_evidence_answer(seed_rag, fake_rag)
     assert_every_cited_sentence_supported(answer)
 
 
+def test_the_local_model_is_stopped_when_its_first_sentences_fail_the_check(fake_rag) -> None:
+    """The bundled model's first two sentences both unsupported: it is stopped there and the evidence
+    answer shown (it rarely recovers, and every further token costs ~25 ms); an endpoint's model
+    writes on, and its later supported sentences are shown."""
+    from rag.engine import LOCAL_GIVE_UP
+
+    raw = f"{UNSUPPORTED} The method needs 12 exaflops per graph [2]. {SUPPORTED} {GAIN}"
+    local = fake_rag([raw]).ask(GRAPH_Q)
+    assert LOCAL_GIVE_UP == 2 and local.mode == "evidence" and local.removed_unsupported == 2
+    assert local.raw_text.startswith(UNSUPPORTED) and GAIN not in local.raw_text  # stopped early
+    assert len(local.raw_text) < len(raw)
+    assert_every_cited_sentence_supported(local)
+
+    remote = fake_rag([raw], llm={"base_url": "http://127.0.0.1:9/v1", "model": "m"}).ask(GRAPH_Q)
+    assert remote.mode == "generative" and remote.raw_text == raw
+    assert remote.text == f"{SUPPORTED} {GAIN}" and remote.removed_unsupported == 2
+    assert_every_cited_sentence_supported(remote)
+
+
 def test_a_refusal_from_the_model_is_not_shown_as_an_answer(seed_rag, fake_rag) -> None:
     rag = fake_rag([REFUSAL])
     answer = rag.ask(GRAPH_Q)

@@ -216,3 +216,27 @@ def test_http_cache_header_and_queue_events(seed_rag) -> None:
         assert comments and '"ahead": 2' in comments[0] and "2 questions ahead of you" in comments[0]
         assert [line for line in oai if line][-1] == "data: [DONE]"
         assert http.get("/healthz").json()["queue"]["waiting"] == 0
+
+
+def test_the_gate_reports_idle_once_the_last_caller_leaves_and_the_heap_trim_is_rate_limited() -> None:
+    """`rag serve` gives freed heap back to the OS (glibc malloc_trim) when no answer runs; never
+    while one runs or waits, and at most once per interval."""
+    from rag.serve.memory import HeapTrimmer
+
+    idle: list[int] = []
+    gate = GenerationGate(slots=1, on_idle=lambda: idle.append(1))
+    with gate.place() as first:
+        first.wait()
+        with gate.place() as second:  # waits behind the first
+            assert second.granted is False
+        assert idle == []  # the second left the line while the first still runs
+    assert idle == [1]
+
+    trimmer = HeapTrimmer(interval=60.0)
+    calls: list[int] = []
+    real = trimmer._trim
+    assert real is not None  # glibc on these machines
+    trimmer._trim = lambda pad: calls.append(real(pad))
+    trimmer()
+    trimmer()
+    assert len(calls) == 1 and calls[0] in (0, 1)  # malloc_trim returns 1 when it released memory

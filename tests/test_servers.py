@@ -86,3 +86,50 @@ def test_llm_rerank_reorders_the_fused_top_through_a_real_endpoint(tmp_path: Pat
     # The same papers, in the LLM's order where it gave one.
     assert sorted(s.paper_id for s in r.sources) == sorted(s.paper_id for s in fused.sources)
     assert [s.number for s in r.sources] == list(range(1, 9))
+
+
+def test_two_rag_serve_processes_answer_from_one_chroma_server_and_one_endpoint(tmp_path: Path) -> None:
+    """Issue 11's deployment past one process: two `rag serve` on one `chroma run` and one
+    OpenAI-compatible endpoint (real llama_cpp.server), each allowed 2 generations at once
+    (RAG_LLM__MAX_CONCURRENT=2); questions to both at once are all answered from the one store, and
+    a paper removed by a third process is gone from both processes' next answers."""
+    import threading
+
+    import httpx
+
+    from .servers import rag_serve
+
+    questions = [GRAPH_Q, "How can synthetic data help LLM post-training?"]
+    with chroma_server(tmp_path) as url, llama_server(tmp_path) as base_url:
+        writer = RAG(Settings(store={"chroma_url": url, "paper_table_dir": tmp_path / "tables-writer"}))
+        assert writer.stats()["papers"] == 19  # seeded through the server
+        env = {"RAG_STORE__CHROMA_URL": url, "RAG_STORE__PATH": str(tmp_path / "local"),
+               "RAG_STORE__PAPER_TABLE_DIR": str(tmp_path / "tables"), "RAG_LLM__BASE_URL": base_url,
+               "RAG_LLM__MODEL": "smollm2", "RAG_LLM__MAX_CONCURRENT": "2", "RAG_LLM__MAX_TOKENS": "64",
+               "RAG_ANSWER__MODE": "generative", "RAG_ANSWER__CACHE_SIZE": "0"}
+        with rag_serve(tmp_path / "a.log", env, "--no-ui") as (a, _), rag_serve(tmp_path / "b.log", env, "--no-ui") as (b, _):
+            for base in (a, b):
+                assert httpx.get(f"{base}/healthz", timeout=30).json()["queue"]["slots"] == 2
+            replies: dict[tuple[str, str], httpx.Response] = {}
+
+            def ask(base: str, question: str) -> None:
+                replies[base, question] = httpx.post(f"{base}/api/ask", json={"question": question}, timeout=300)
+
+            askers = [threading.Thread(target=ask, args=(base, q)) for base in (a, b) for q in questions]
+            for t in askers:
+                t.start()
+            for t in askers:
+                t.join()
+            assert len(replies) == 4
+            for (base, _question), reply in replies.items():
+                assert reply.status_code == 200, (base, reply.text)
+                body = reply.json()
+                assert body["llm_called"] and body["sources"], body
+                numbers = {s["number"] for s in body["sources"]}
+                assert {c["number"] for c in body["citations"]} <= numbers
+            graph = next(s["paper_id"] for s in replies[a, GRAPH_Q].json()["sources"] if s["title"] == GRAPH_TITLE)
+
+            assert writer.remove(graph) > 0  # a write by another process, through the same server
+            for base in (a, b):
+                body = httpx.post(f"{base}/api/ask", json={"question": GRAPH_Q}, timeout=300).json()
+                assert graph not in [s["paper_id"] for s in body["sources"]], base

@@ -16,6 +16,7 @@ from rag.settings import ServerSettings
 from .api import Api
 from .contract import install_openapi
 from .errors import add_error_handlers, error_responses
+from .memory import HeapTrimmer
 from .middleware import BodyLimit, MethodGuard, UiGuard, api_key_dependency
 from .native import add_native_routes
 from .openai_compat import add_openai_routes
@@ -55,6 +56,8 @@ def create_app(rag: Any, cfg: ServerSettings | None = None, gate: GenerationGate
         slots=cfg.slots or rag.settings.llm.max_concurrent,
         max_waiting=cfg.max_waiting,
         timeout=cfg.queue_timeout,
+        # with `rag serve`'s allocator settings: freed heap back to the OS when no answer runs
+        on_idle=HeapTrimmer() if cfg.malloc_arenas else None,
     )
     api = Api(rag, cfg, gate)
 

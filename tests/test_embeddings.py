@@ -1,0 +1,73 @@
+"""The embedding model run on transformers directly gives sentence-transformers' vectors (the ones
+stores were written with), in float32 and under bulk bfloat16; a model layout it cannot run is a
+clear error. Real model, real abstracts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag.embeddings import build_embedder, bundled_model_path, read_layout
+from rag.errors import ConfigError
+from rag.settings import EmbeddingSettings
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def texts(full_corpus) -> list[str]:
+    abstracts = [json.loads(line)["abstract"] for line in full_corpus.read_text(encoding="utf-8").splitlines()[:60]]
+    # long abstracts (past the 256-piece limit), first sentences, a short query
+    return abstracts + [a.split(". ")[0] for a in abstracts[:20]] + ["spurious correlations in VLMs"]
+
+
+def test_the_vectors_are_sentence_transformers_vectors(texts) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    ours = build_embedder(EmbeddingSettings(precision="float32"))
+    reference = SentenceTransformer(str(bundled_model_path()), device="cpu").encode(texts, normalize_embeddings=True)
+    got = np.array(ours.get_text_embedding_batch(texts))
+    assert got.shape == reference.shape == (len(texts), 384)
+    assert np.abs(got - reference).max() < 1e-5
+    assert np.allclose(ours.get_query_embedding(texts[-1]), reference[-1], atol=1e-5)
+    with ours.bulk():  # ingest: bfloat16 autocast
+        ours.use_bf16 = True
+        fast = np.array(ours.get_text_embedding_batch(texts))
+    assert (np.einsum("ij,ij->i", fast, reference) > 0.9995).all()
+
+
+def test_an_unsupported_model_layout_is_a_clear_error(tmp_path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(bundled_model_path(), model)
+    assert read_layout(model) == {"max_length": 256, "normalize": True}
+    pooling = model / "1_Pooling" / "config.json"
+    config = json.loads(pooling.read_text())
+    pooling.write_text(json.dumps({**config, "pooling_mode_mean_tokens": False, "pooling_mode_cls_token": True}))
+    with pytest.raises(ConfigError, match="are not supported"):
+        read_layout(model)
+    (model / "modules.json").unlink()
+    with pytest.raises(ConfigError, match="not a sentence-transformers model directory"):
+        read_layout(model)
+
+
+def test_a_process_answering_questions_never_imports_sentence_transformers(tmp_path) -> None:
+    """Its import (with scikit-learn) cost ~3.5 s of CPU at every process start. (SciPy stays:
+    transformers' model code imports scipy.optimize for its object-detection losses.)"""
+    code = (
+        "import sys; from rag import RAG, Settings\n"
+        f"rag = RAG(Settings(store={{'path': {str(tmp_path / 'chroma')!r}}}))\n"
+        "a = rag.ask('Which paper learns graph invariance by removing spurious features?')\n"
+        "assert a.sources and not a.refused, a\n"
+        "print(sorted(m for m in ('sentence_transformers', 'sklearn') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
