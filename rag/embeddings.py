@@ -89,25 +89,15 @@ class LocalEmbedding(BaseEmbedding):
 
         bf16 = self.use_bf16 and self._bulk
         ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
-        # Longest first, as sentence-transformers batches them: little padding within a batch.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        out: list[list[float]] = [[] for _ in texts]
+        # Batches come sorted by length (`get_text_embedding_batch`), so padding is small.
         with torch.inference_mode(), ctx:
-            for start in range(0, len(order), self.embed_batch_size):
-                batch = order[start : start + self.embed_batch_size]
-                enc = self._tokenizer(
-                    [texts[i] for i in batch], padding=True, truncation=True, max_length=self.max_length,
-                    return_tensors="pt",
-                )
-                hidden = self._model(**enc).last_hidden_state
-                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)  # mean over real tokens
-                pooled = pooled.float()
-                if self.normalize:
-                    pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-                for i, row in zip(batch, pooled.tolist()):
-                    out[i] = row
-        return out
+            enc = self._tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
+            hidden = self._model(**enc).last_hidden_state
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = ((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)).float()  # mean over real tokens
+            if self.normalize:
+                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+            return pooled.tolist()
 
     def get_text_embedding_batch(self, texts: list[str], show_progress: bool = False, **kwargs: Any) -> list[list[float]]:
         """llama-index cuts `texts` into batches in the order given; sorted by length first, each

@@ -140,13 +140,8 @@ def _ingest_papers(
             nodes = [n for n, _ in pairs]
             texts = [t for _, t in pairs]
             bulk = getattr(embed_model, "bulk", None)
-            # Texts of similar length batched together: less padding (about 1.5x faster here).
-            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-            with bulk() if bulk else contextlib.nullcontext():
-                by_length = embed_model.get_text_embedding_batch([texts[i] for i in order])
-            vectors: list[list[float]] = [[] for _ in texts]
-            for i, vec in zip(order, by_length):
-                vectors[i] = vec
+            with bulk() if bulk else contextlib.nullcontext():  # the embedder batches by length
+                vectors = embed_model.get_text_embedding_batch(texts)
             metadatas = [
                 node_to_metadata_dict(n, remove_text=True, flat_metadata=True) for n in nodes
             ]
