@@ -7,7 +7,6 @@ import functools
 import hashlib
 import json
 import logging
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
@@ -41,26 +40,26 @@ def bf16_supported() -> bool:
 
 
 class LocalEmbedding(BaseEmbedding):
-    """A sentence-transformers model directory (Transformer → mean pooling → Normalize, as the
-    bundled all-MiniLM-L6-v2 and `rag adapt`'s models are) run with transformers directly: the same
-    vectors as sentence-transformers (tests/test_embeddings.py), without importing it (with its
-    scikit-learn and SciPy: ~3.5 s of CPU at every process start). Bulk work (ingest) may run under
-    CPU bfloat16 autocast (≈2.4x faster, cosine ≥ 0.9999)."""
+    """A sentence-transformers model directory (a BERT Transformer → mean pooling → Normalize, as the
+    bundled all-MiniLM-L6-v2 and `rag adapt`'s models are) run on torch directly (rag/bert.py): the
+    same vectors as sentence-transformers (tests/test_embeddings.py), without importing it or
+    transformers' model code (with scikit-learn, SciPy, torch.distributed: ~6 s of CPU at every
+    process start). Bulk work (ingest) may run under CPU bfloat16 autocast (≈2.4x faster, cosine
+    ≥ 0.9999)."""
 
     model_dir: str
     max_length: int = 256
     normalize: bool = True
     use_bf16: bool = False
     _bulk: bool = PrivateAttr(default=False)
-    _tokenizer: Any = PrivateAttr(default=None)
-    _model: Any = PrivateAttr(default=None)
+    _encoder: Any = PrivateAttr(default=None)
 
     def __init__(self, **data: Any):
         super().__init__(**data)
-        from transformers import AutoModel, AutoTokenizer
+        from .bert import BertEncoder
 
-        self._tokenizer = AutoTokenizer.from_pretrained(self.model_dir, local_files_only=True)
-        self._model = AutoModel.from_pretrained(self.model_dir, local_files_only=True).eval()
+        model_dir = Path(self.model_dir)
+        self._encoder = BertEncoder(model_dir, _weights(model_dir), self.max_length)
 
     @classmethod
     def class_name(cls) -> str:
@@ -91,13 +90,8 @@ class LocalEmbedding(BaseEmbedding):
         ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
         # Batches come sorted by length (`get_text_embedding_batch`), so padding is small.
         with torch.inference_mode(), ctx:
-            enc = self._tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
-            hidden = self._model(**enc).last_hidden_state
-            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            pooled = ((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)).float()  # mean over real tokens
-            if self.normalize:
-                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-            return pooled.tolist()
+            vectors: list[list[float]] = self._encoder.encode(texts, self.normalize).tolist()
+            return vectors
 
     def get_text_embedding_batch(self, texts: list[str], show_progress: bool = False, **kwargs: Any) -> list[list[float]]:
         """llama-index cuts `texts` into batches in the order given; sorted by length first, each
@@ -222,11 +216,6 @@ def model_for_store(cfg: EmbeddingSettings, record: ModelRecord | None, models_d
 
 def build_embedder(cfg: EmbeddingSettings, path: Path | None = None) -> BaseEmbedding:
     """A llama-index embedding model that never reaches for a hub."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()  # the weight-loading bar is noise in a CLI answer
     path = path or cfg.model_path or bundled_model_path()
     if not Path(path).exists():
         raise ConfigError(f"embedding model not found: {path}")

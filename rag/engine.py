@@ -162,7 +162,7 @@ class AnswerEngine(CustomQueryEngine):
     def _sentences_per_source(self) -> int:
         n = self.settings.answer.sentences_per_source
         if n is None:
-            return 0 if self.settings.llm.is_remote else 2
+            return 0 if self.settings.llm.is_remote else 1
         return int(n)
 
     @property

@@ -13,18 +13,18 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .answer_cache import AnswerCache, cache_key
 from .corpus import LoadReport, load_many, seed_path
-from .engine import AnswerEngine, build_engine
 from .errors import RagError
 from .events import Event, Final, Sources, Token, final_answer
-from .ingest import Chunker, IngestReport, ingest_papers
-from .retrieve import PaperRetriever, Retrieval
 from .settings import RetrieverMode, Settings
 from .store import ModelRecord, PaperStore, StoreBusyError
 from .types import Answer
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the modules on llama-index load on first use (a light `rag stats` or bad-input error)
     from .adapt import AdaptConfig, AdaptReport
     from .conversation import Conversation
+    from .engine import AnswerEngine
+    from .ingest import IngestReport
+    from .retrieve import PaperRetriever, Retrieval
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +98,8 @@ class RAG:
                     from .rerank import LLMReranker
 
                     reranker = LLMReranker(self.llm)
+                from .retrieve import PaperRetriever
+
                 self._retriever = PaperRetriever(
                     self.store, self.embed_model, self.settings.retrieval, reranker=reranker,
                     on_change=self._follow_store_model,
@@ -108,6 +110,8 @@ class RAG:
     def engine(self) -> AnswerEngine:
         with self._lock:
             if self._engine is None:
+                from .engine import build_engine
+
                 self._engine = build_engine(self.retriever, self.llm, self.embed_model, self.settings)
             return self._engine
 
@@ -119,6 +123,8 @@ class RAG:
         return self._ingest_report(loaded, progress=progress)
 
     def _ingest_report(self, loaded: LoadReport, progress: bool, only_if_empty: bool = False) -> IngestReport:
+        from .ingest import IngestReport, ingest_papers
+
         store = self._open_store()
         self.embed_model  # noqa: B018 - loaded before the write lock is taken
         with store.writing():  # another process's write finishes first (or this one fails: store busy)
@@ -175,6 +181,7 @@ class RAG:
             model_fingerprint,
             model_for_store,
         )
+        from .ingest import Chunker, ingest_papers
 
         cfg = cfg or AdaptConfig()
         with self._lock, self.store.writing():  # no other write while the store is re-embedded
@@ -280,11 +287,10 @@ class RAG:
     ) -> Iterator[Event]:
         """Like `ask`, as typed events (rag.events): `Sources`, `Token`..., then `Final` (the answer).
         A repeated question is answered from the answer cache (`Answer.timings.cache == "hit"`)."""
-        hit = self.cached(question, top_k, decisions, retriever)
+        key, hit = self._lookup(question, top_k, decisions, retriever)
         if hit is not None:
             yield from replay(hit)
             return
-        key = self._cache_key(question, top_k, decisions, retriever)
         for event in self.engine.stream_answer(question, top_k=top_k, decisions=decisions, mode=retriever):
             if isinstance(event, Final) and key:
                 event.answer.timings.cache = "miss"
@@ -300,19 +306,20 @@ class RAG:
     ) -> Answer | None:
         """The cached answer to this standalone question with these options, or None (no model or
         retrieval runs; costs the store's stamp check)."""
+        return self._lookup(question, top_k, decisions, retriever)[1]
+
+    def _lookup(
+        self, question: str, top_k: int | None, decisions: Sequence[str] | None, retriever: str | None
+    ) -> tuple[str | None, Answer | None]:
+        """The answer cache's key for these options (None: no cache) and its answer, if any."""
+        if self.answers.size <= 0:
+            return None, None
         t0 = time.perf_counter()
-        key = self._cache_key(question, top_k, decisions, retriever)
-        hit = self.answers.get(key) if key else None
+        key = cache_key(question, top_k, decisions, retriever, self.settings, self.store.sync())
+        hit = self.answers.get(key)
         if hit is not None:
             _served_from_cache(hit, t0)
-        return hit
-
-    def _cache_key(
-        self, question: str, top_k: int | None, decisions: Sequence[str] | None, retriever: str | None
-    ) -> str | None:
-        if self.answers.size <= 0:
-            return None
-        return cache_key(question, top_k, decisions, retriever, self.settings, self.store.sync())
+        return key, hit
 
     def chat(self, question: str, history: Sequence[Any] = (), **options: Any) -> Answer:
         """Answer a follow-up in the context of `history` (ChatTurns or {"role", "content"} dicts):

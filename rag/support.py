@@ -29,6 +29,14 @@ from .terms import NEGATIONS, content_stems, entities, folded, stem, words
 
 CHECKER_NAME = "lexical-v1"
 MIN_TERMS = 2  # a sentence with fewer content words claims nothing checkable
+# Words about the answer itself, not about any paper: a sentence made only of them ("The answer to
+# this question is [2]:") claims nothing, although an abstract that says "to answer this question"
+# holds every one of its words.
+DISCOURSE_STEMS = frozenset(content_stems(
+    "answer answers question questions paper papers source sources abstract abstracts study studies "
+    "work works following mention mentions discuss discusses topic topics relevant information title "
+    "titles list example examples summary provide provides show shows describe describes"
+))
 ORDER_WINDOW = 4  # words between the two halves of a pair that still count as "together"
 MIN_ORDERED = 0.5
 
@@ -102,7 +110,7 @@ def check(sentence: str, paper: PaperText) -> Verdict:
         best = next((s for s in paper.sentences if f in folded(s)), paper.title)
         return Verdict(True, "verbatim", 1.0, [], best)
     stems = list(dict.fromkeys(content_stems(plain)))
-    if len(stems) < MIN_TERMS:
+    if len(stems) < MIN_TERMS or set(stems) <= DISCOURSE_STEMS:
         return Verdict(False, "not-a-claim")
     missing_names = [
         e for e in entities(plain) if not set(words(e)) <= paper.words_all

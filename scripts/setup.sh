@@ -38,7 +38,7 @@ if ! ls "$LLAMA_WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2
   done
 fi
 if ! ls "$LLAMA_WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
-  step "compiling llama-cpp-python $LLAMA_CPP_VERSION for $LLAMA_VARIANT (first time only: about 8-10 minutes on 2 cores)"
+  step "compiling llama-cpp-python $LLAMA_CPP_VERSION for $LLAMA_VARIANT (first time only: about 7 minutes on 2 cores)"
   mkdir -p "$LLAMA_WHEELS"
   CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "${PIP[@]}" wheel --no-deps --no-cache-dir -w "$LLAMA_WHEELS" \
     "llama-cpp-python==$LLAMA_CPP_VERSION"

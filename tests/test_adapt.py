@@ -117,15 +117,15 @@ def test_failed_adapt_leaves_the_store_and_its_model(tmp_path: Path, monkeypatch
     record, chunks = rag.store.model_record(), rag.store.count_chunks()
     snapshot = sorted(rag.store.iter_records(["metadatas"]), key=lambda r: r[0])
 
-    import rag.pipeline as pipeline
+    import rag.ingest as ingest  # the pipeline imports it when it writes
 
-    real = pipeline.ingest_papers
+    real = ingest.ingest_papers
 
     def half_then_fail(store, embed, papers, cfg, progress=True):
         real(store, embed, papers[:5], cfg, progress=False)  # some new vectors are written ...
         raise OSError("disk full")  # ... then the re-embed fails
 
-    monkeypatch.setattr(pipeline, "ingest_papers", half_then_fail)
+    monkeypatch.setattr(ingest, "ingest_papers", half_then_fail)
     with pytest.raises(OSError, match="disk full"):
         rag.adapt(SMALL, progress=False)
     fresh = RAG(_settings(tmp_path / "chroma"))

@@ -31,6 +31,20 @@ def test_every_command_has_help() -> None:
         assert out.returncode == 0 and "usage: rag" in out.stdout, name
 
 
+def test_help_and_the_package_import_load_neither_llama_index_nor_the_server() -> None:
+    """`import rag` and `rag --help` stay light (~0.3 s): the public names load on first use."""
+    code = (
+        "import sys, contextlib, io, rag; from rag.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit): main(['serve', '--help'])\n"
+        "print(sorted(m for m in ('llama_index.core', 'rag.pipeline', 'rag.serve.app', 'fastapi', 'torch') if m in sys.modules))\n"
+        "print(rag.RAG.__module__, 'llama_index.core' in sys.modules)\n"  # a RAG loads it with its components
+        "rag.RAG().retriever; print('llama_index.core' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines()[-3:] == ["[]", "rag.pipeline False", "True"]
+
+
 def test_a_command_that_cannot_be_imported_is_an_error_not_missing() -> None:
     """A broken import used to remove `rag eval` / `rag serve` silently (the ImportError was swallowed)."""
     code = (

@@ -57,17 +57,30 @@ def test_an_unsupported_model_layout_is_a_clear_error(tmp_path) -> None:
         read_layout(model)
 
 
-def test_a_process_answering_questions_never_imports_sentence_transformers(tmp_path) -> None:
-    """Its import (with scikit-learn) cost ~3.5 s of CPU at every process start. (SciPy stays:
-    transformers' model code imports scipy.optimize for its object-detection losses.)"""
+def test_a_process_answering_questions_never_imports_sentence_transformers_or_transformers(tmp_path) -> None:
+    """Their imports (with scikit-learn, SciPy, torch.distributed) cost ~6 s of CPU at every process
+    start; the encoder runs on torch and tokenizers (rag/bert.py)."""
     code = (
         "import sys; from rag import RAG, Settings\n"
         f"rag = RAG(Settings(store={{'path': {str(tmp_path / 'chroma')!r}}}))\n"
         "a = rag.ask('Which paper learns graph invariance by removing spurious features?')\n"
         "assert a.sources and not a.refused, a\n"
-        "print(sorted(m for m in ('sentence_transformers', 'sklearn') if m in sys.modules))\n"
+        "print(sorted(m for m in ('sentence_transformers', 'sklearn', 'transformers', 'scipy') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600,
                          env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_an_encoder_other_than_bert_or_without_its_tokenizer_is_a_clear_error(tmp_path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(bundled_model_path(), model)
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, "model_type": "roberta", "hidden_act": "gelu_new"}))
+    with pytest.raises(ConfigError, match=r"\{'model_type': 'roberta', 'hidden_act': 'gelu_new'\} is not supported"):
+        build_embedder(EmbeddingSettings(model_path=model))
+    (model / "config.json").write_text(json.dumps(config))
+    (model / "tokenizer.json").unlink()
+    with pytest.raises(ConfigError, match="tokenizer.json is missing"):
+        build_embedder(EmbeddingSettings(model_path=model))

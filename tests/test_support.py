@@ -56,6 +56,17 @@ def test_known_wrong_answers_fail_and_a_quote_passes(corpus) -> None:
     assert check("This paper introduces DataEnvGym, a testbed of teacher environments for data generation agents.", data_env)
 
 
+def test_a_sentence_about_the_answer_itself_is_not_a_claim() -> None:
+    """The local model's "The answer to this question is [2]:" passed before: the abstract says "To
+    answer this question", so it held every word. Words about the answer are no claim."""
+    abstract = "To answer this question, we study preference models. Strong preferences make them brittle."
+    for sentence in ("The answer to this question is [2]:", "The following papers answer the question.",
+                     "This paper provides the answer [1]."):
+        v = check_source(sentence, "Strong Preferences Affect Preference Models", abstract)
+        assert not v.supported and v.rule == "not-a-claim", (sentence, v)
+    assert check_source("This paper studies preference models [1].", "Strong Preferences", abstract).supported
+
+
 def test_title_only_line_is_not_a_claim(corpus) -> None:
     p = corpus["00SnKBGTsz"]
     v = check_source(p["title"], p["title"], p["abstract"], p["authors"])

@@ -11,8 +11,6 @@ from typing import Any
 from rag.errors import RagError
 from rag.settings import ServerSettings, Settings
 
-from .app import create_app
-
 logger = logging.getLogger(__name__)
 
 
@@ -57,6 +55,8 @@ class BackgroundServer:
 @contextmanager
 def running(rag: Any, cfg: ServerSettings | None = None, **app_kwargs: Any) -> Iterator[BackgroundServer]:
     """A started server for `rag` on a free 127.0.0.1 port."""
+    from .app import create_app
+
     cfg = cfg or ServerSettings(port=0)
     with BackgroundServer(create_app(rag, cfg, **app_kwargs), host=cfg.host, port=cfg.port) as srv:
         yield srv
@@ -117,6 +117,8 @@ def serve(settings: Settings, cfg: ServerSettings | None = None) -> None:
     import uvicorn
 
     from rag.pipeline import RAG
+
+    from .app import create_app
 
     cfg = cfg or settings.server
     cfg.check_startup()

@@ -1,0 +1,108 @@
+"""A BERT encoder (the architecture of all-MiniLM-L6-v2 and of `rag adapt`'s models) run on torch
+directly, with the model directory's own `tokenizer.json` on `tokenizers`.
+
+Why not transformers' `AutoModel`: importing its model code pulls in `torch.distributed`,
+`torch._dynamo`, SciPy and its generation utilities, ~3 s of CPU at every process start for a
+6-layer encoder whose forward pass is the few lines below. tests/test_embeddings.py checks the
+vectors against sentence-transformers' to 1e-5.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+SUPPORTED = {"model_type": "bert", "hidden_act": "gelu", "position_embedding_type": "absolute"}
+
+
+def check_config(model_dir: Path) -> dict[str, Any]:
+    """The model's config.json, when it describes an encoder this module runs; else a ConfigError."""
+    try:
+        config: dict[str, Any] = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{model_dir}: no readable config.json ({exc})") from exc
+    found = {**config, "position_embedding_type": config.get("position_embedding_type", "absolute")}
+    wrong = {k: found.get(k) for k, v in SUPPORTED.items() if found.get(k) != v}
+    if wrong:
+        raise ConfigError(f"embedding model {model_dir}: {wrong} is not supported (a BERT encoder is: {SUPPORTED})")
+    if not (model_dir / "tokenizer.json").exists():
+        raise ConfigError(f"embedding model {model_dir}: tokenizer.json is missing")
+    return config
+
+
+class BertEncoder:
+    """Token ids → last hidden states, and text → mean-pooled sentence vectors."""
+
+    def __init__(self, model_dir: Path, weights: list[Path], max_length: int):
+        import torch
+        from tokenizers import Tokenizer
+
+        config = check_config(model_dir)
+        self.heads = int(config["num_attention_heads"])
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        self.layers = int(config["num_hidden_layers"])
+        state: dict[str, Any] = {}
+        for file in weights:
+            if file.suffix == ".safetensors":
+                from safetensors.torch import load_file
+
+                state.update(load_file(str(file)))
+            else:
+                state.update(torch.load(file, map_location="cpu", weights_only=True))
+        self.w = {name.removeprefix("bert."): tensor.float() for name, tensor in state.items()}
+        missing = [n for n in ("embeddings.word_embeddings.weight", f"encoder.layer.{self.layers - 1}.output.dense.weight")
+                   if n not in self.w]
+        if missing:
+            raise ConfigError(f"embedding model {model_dir}: weights lack {missing}")
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length)
+        pad_id = int(config.get("pad_token_id") or 0)
+        self.tokenizer.enable_padding(pad_id=pad_id, pad_token=self.tokenizer.id_to_token(pad_id) or "[PAD]")
+
+    def _norm(self, x: Any, name: str) -> Any:
+        from torch.nn import functional as F
+
+        return F.layer_norm(x, x.shape[-1:], self.w[name + ".weight"], self.w[name + ".bias"], self.eps)
+
+    def _linear(self, x: Any, name: str) -> Any:
+        from torch.nn import functional as F
+
+        return F.linear(x, self.w[name + ".weight"], self.w[name + ".bias"])
+
+    def hidden(self, ids: Any, mask: Any) -> Any:
+        """Last hidden states (batch, length, width) of padded `ids` with attention `mask`."""
+        import torch
+        from torch.nn import functional as F
+
+        w, (batch, length) = self.w, ids.shape
+        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
+        x = self._norm(x + w["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
+        keep = mask.bool()[:, None, None, :]  # every query position attends to the real tokens only
+        for i in range(self.layers):
+            p = f"encoder.layer.{i}."
+
+            def split(t: torch.Tensor) -> torch.Tensor:
+                return t.view(batch, length, self.heads, -1).transpose(1, 2)
+
+            q, k, v = (split(self._linear(x, p + "attention.self." + n)) for n in ("query", "key", "value"))
+            ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=keep).transpose(1, 2).reshape(batch, length, -1)
+            x = self._norm(self._linear(ctx, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
+            inner = F.gelu(self._linear(x, p + "intermediate.dense"))
+            x = self._norm(self._linear(inner, p + "output.dense") + x, p + "output.LayerNorm")
+        return x
+
+    def encode(self, texts: list[str], normalize: bool) -> Any:
+        """Mean-pooled (and optionally L2-normalised) float32 vectors of `texts`, one row each."""
+        import torch
+        from torch.nn import functional as F
+
+        batch = self.tokenizer.encode_batch(texts)
+        ids = torch.tensor([e.ids for e in batch])
+        mask = torch.tensor([e.attention_mask for e in batch])
+        hidden = self.hidden(ids, mask)
+        weights = mask.unsqueeze(-1).to(hidden.dtype)
+        pooled = ((hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)).float()  # mean over real tokens
+        return F.normalize(pooled, p=2, dim=1) if normalize else pooled
