@@ -13,6 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import torch
+from torch.nn import functional as F
+
 from .errors import ConfigError
 
 SUPPORTED = {"model_type": "bert", "hidden_act": "gelu", "position_embedding_type": "absolute"}
@@ -37,7 +40,6 @@ class BertEncoder:
     """Token ids → last hidden states, and text → mean-pooled sentence vectors."""
 
     def __init__(self, model_dir: Path, weights: list[Path], max_length: int):
-        import torch
         from tokenizers import Tokenizer
 
         config = check_config(model_dir)
@@ -62,31 +64,24 @@ class BertEncoder:
         pad_id = int(config.get("pad_token_id") or 0)
         self.tokenizer.enable_padding(pad_id=pad_id, pad_token=self.tokenizer.id_to_token(pad_id) or "[PAD]")
 
-    def _norm(self, x: Any, name: str) -> Any:
-        from torch.nn import functional as F
-
+    def _norm(self, x: torch.Tensor, name: str) -> torch.Tensor:
         return F.layer_norm(x, x.shape[-1:], self.w[name + ".weight"], self.w[name + ".bias"], self.eps)
 
-    def _linear(self, x: Any, name: str) -> Any:
-        from torch.nn import functional as F
-
+    def _linear(self, x: torch.Tensor, name: str) -> torch.Tensor:
         return F.linear(x, self.w[name + ".weight"], self.w[name + ".bias"])
 
-    def hidden(self, ids: Any, mask: Any) -> Any:
+    def hidden(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Last hidden states (batch, length, width) of padded `ids` with attention `mask`."""
-        import torch
-        from torch.nn import functional as F
-
         w, (batch, length) = self.w, ids.shape
         x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
         x = self._norm(x + w["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
         keep = mask.bool()[:, None, None, :]  # every query position attends to the real tokens only
+
+        def split(t: torch.Tensor) -> torch.Tensor:  # (batch, length, width) → (batch, heads, length, head width)
+            return t.view(batch, length, self.heads, -1).transpose(1, 2)
+
         for i in range(self.layers):
             p = f"encoder.layer.{i}."
-
-            def split(t: torch.Tensor) -> torch.Tensor:
-                return t.view(batch, length, self.heads, -1).transpose(1, 2)
-
             q, k, v = (split(self._linear(x, p + "attention.self." + n)) for n in ("query", "key", "value"))
             ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=keep).transpose(1, 2).reshape(batch, length, -1)
             x = self._norm(self._linear(ctx, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
@@ -94,11 +89,8 @@ class BertEncoder:
             x = self._norm(self._linear(inner, p + "output.dense") + x, p + "output.LayerNorm")
         return x
 
-    def encode(self, texts: list[str], normalize: bool) -> Any:
+    def encode(self, texts: list[str], normalize: bool) -> torch.Tensor:
         """Mean-pooled (and optionally L2-normalised) float32 vectors of `texts`, one row each."""
-        import torch
-        from torch.nn import functional as F
-
         batch = self.tokenizer.encode_batch(texts)
         ids = torch.tensor([e.ids for e in batch])
         mask = torch.tensor([e.attention_mask for e in batch])
