@@ -108,6 +108,14 @@ def add_eval_command(sub: Any) -> None:
         help="only measure the support checker on evals/data/support_labels.jsonl: precision and "
         "recall of 'supported' and each disagreement; exit 1 below precision 0.95 or recall 0.6",
     )
+    p.add_argument(
+        "--relevance",
+        action="store_true",
+        help="only score answers against evals/data/relevance_labels.jsonl (papers and quotes judged by "
+        "reading): the product, the product without constraint admission, and a known-bad answer "
+        "(first sentences of the first retrieved papers), on the store of RAG_STORE__PATH, which must "
+        "hold the labelled papers (e.g. the 2,115 of ../shared/data/iclr2025/papers.jsonl)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(handler=run_eval)
 
@@ -131,6 +139,52 @@ def run_support_check(out: Any = sys.stdout) -> int:
     ok = r["precision"] >= 0.95 and r["recall"] >= 0.6
     print("targets met (precision >= 0.95, recall >= 0.6)" if ok else "targets MISSED", file=out)
     return 0 if ok else 1
+
+
+def run_relevance(settings: Settings, args: argparse.Namespace, out: Any = sys.stdout) -> int:
+    """Score the product's answers against the relevance labels; print and write the comparison."""
+    import json
+    from pathlib import Path
+
+    from rag import RAG
+
+    from .relevance import load_labels, run, table
+
+    questions = load_labels()
+    if args.limit:
+        questions = questions[: args.limit]
+    probe = RAG(settings)
+    papers = probe.retriever.papers()
+    labelled = {pid for q in questions for pid in q.papers}
+    missing = [pid for pid in labelled if pid not in papers]
+    if missing:
+        raise EvalError(
+            f"the store at {settings.store.path} lacks {len(missing)} of the {len(labelled)} labelled papers "
+            f"(e.g. {missing[0]}): ingest ../shared/data/iclr2025/papers.jsonl into it, or point "
+            "RAG_STORE__PATH at a store that holds them"
+        )
+
+    def factory(overrides: dict[str, Any]) -> Any:
+        if not overrides:
+            return probe
+        groups = {k: {**getattr(settings, k).model_dump(), **v} for k, v in overrides.items()}
+        return RAG(settings.model_copy(update={k: type(getattr(settings, k))(**v) for k, v in groups.items()}))
+
+    configs = [("product", {}), ("admission off", {"answer": {"admission": False}})]
+    results, answers = run(factory, questions, configs, progress=not args.no_progress)
+    print(f"relevance on {len(questions)} judged questions ({sum(len(q.papers) for q in questions)} papers)", file=out)
+    print(table(results), file=out)
+    dest = Path(args.out or "reports/relevance")
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "relevance.json").write_text(json.dumps(results, indent=2))
+    shown = {
+        name: {qid: {"text": a.text, "items": [it.paper_id for it in a.items], "refused": a.refused}
+               for qid, a in got.items()}
+        for name, got in answers.items()
+    }
+    (dest / "answers.json").write_text(json.dumps(shown, indent=2, ensure_ascii=False))
+    print(f"report: {dest / 'relevance.json'}", file=out)
+    return 0
 
 
 def build_run_config(args: argparse.Namespace) -> RunConfig:
@@ -179,6 +233,8 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.support_check:
         return run_support_check()
+    if args.relevance:
+        return run_relevance(settings, args)
     run = build_run_config(args)
     cfg = build_eval_settings(args, settings)
     rules = load_thresholds(args.check) if args.check else None  # a bad file fails before the run

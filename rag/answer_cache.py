@@ -27,6 +27,7 @@ def cache_key(
     retriever: str | None,
     settings: Any,
     stamp: Any,
+    show_all: bool = False,
 ) -> str:
     """A digest of everything the answer to `question` depends on (see the module docstring)."""
     parts = {
@@ -34,6 +35,7 @@ def cache_key(
         "top_k": top_k,
         "decisions": sorted(decisions) if decisions else None,
         "retriever": retriever,
+        "all": show_all,
         "retrieval": settings.retrieval.model_dump(mode="json"),
         "answer": settings.answer.model_dump(mode="json", exclude={"cache_size"}),
         "embedding": settings.embedding.model_dump(mode="json", exclude={"batch_size"}),

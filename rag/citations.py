@@ -98,7 +98,11 @@ def tidy(raw: str) -> str:
 
 
 # "- **Title** [2]: sentence. sentence." — one paper of a list answer.
-ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*\*\*(?P<title>.+?)\*\*\s*(?P<markers>(?:\[\s*\d+\s*\]\s*)+):\s*(?P<body>.*)$")
+# "- **Title** [n]: quote", or a related paper's "- **Title** [n] (not: at inference time): quote".
+ITEM = re.compile(
+    r"^\s*(?:[-*•]|\d+[.)])?\s*\*\*(?P<title>.+?)\*\*\s*(?P<markers>(?:\[\s*\d+\s*\]\s*)+)"
+    r"(?:\(not: [^()]*\)\s*)?:\s*(?P<body>.*)$"
+)
 
 
 def claims(text: str) -> list[tuple[str, list[int]]]:
@@ -109,6 +113,8 @@ def claims(text: str) -> list[tuple[str, list[int]]]:
     """
     out: list[tuple[str, list[int]]] = []
     for line in text.split("\n"):
+        if line.rstrip().endswith(":") and not MARKER.search(line):
+            continue  # a heading that introduces a list ("12 papers here meet this:") claims nothing
         m = ITEM.match(line)
         head: list[int] = []
         if m:

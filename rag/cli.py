@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Answer a question from the stored papers, citing them as [n].")
     p.add_argument("question")
     p.add_argument("--json", action="store_true", help="print the answer object as JSON")
+    p.add_argument("--all", action="store_true", dest="show_all",
+                   help="list every paper that meets the question (a list answer shows the first --top-k)")
     _add_question_options(p)
 
     p = sub.add_parser("chat", help="a conversation in the terminal (follow-ups keep the context)",
@@ -220,7 +222,10 @@ def _run(args: argparse.Namespace) -> int:
         say(f"added {report.added}, updated {report.updated}, unchanged {report.unchanged} papers "
               f"({report.chunks_written} chunks written, {report.seconds:.1f}s); skipped: {skipped}")
     elif args.command == "ask":
-        answer = rag.ask(args.question, top_k=args.top_k, decisions=args.decision, retriever=args.retriever)
+        answer = rag.ask(
+            args.question, top_k=args.top_k, decisions=args.decision, retriever=args.retriever,
+            show_all=args.show_all,
+        )
         if args.json:
             say(answer.model_dump_json(indent=2))
         else:

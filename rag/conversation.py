@@ -322,6 +322,7 @@ def chat_stream(
     retriever: RetrieverMode | None = None,
     gate: GenerationGate | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    show_all: bool = False,
 ) -> Iterator[Event]:
     """Events: `Queued`... while waiting in the gate's line, `Condensed`, then `RAG.stream`'s
     `Sources`, `Token`... and `Final`.
@@ -336,7 +337,7 @@ def chat_stream(
     rewrite: Rewrite | None = condense(None, question, turns) if turns else Rewrite(question, "none")
     if uses_llm and rewrite is not None and rewrite.method == "fallback":
         rewrite = None  # the model condenses this one, once it has a slot
-    options = dict(top_k=top_k, decisions=decisions, retriever=retriever)
+    options = dict(top_k=top_k, decisions=decisions, retriever=retriever, show_all=show_all)
     hit = rag.cached(rewrite.question, **options) if rewrite is not None else None
     if hit is None and gate is not None:
         waited = time.perf_counter()

@@ -23,7 +23,7 @@ from .errors import RagError
 from .events import Event, Final, Sources, Token, final_answer
 from .evidence import Assessment, EvidenceConfig, assess
 from .gate import check_cancelled
-from .grounding import SentenceGate, evidence_answer_parts
+from .grounding import RELATED_HEADING, SentenceGate, count_line, evidence_answer_parts, refusal_text
 from .limits import check_question
 from .llm import unavailable
 from .retrieve import PaperRetriever, Retrieval
@@ -153,10 +153,14 @@ class AnswerEngine(CustomQueryEngine):
             **fields,
         )
 
-    def _refusal(self, question: str, retrieval: Retrieval, timings: Timings, reason: str) -> Answer:
+    def _refusal(self, question: str, retrieval: Retrieval, timings: Timings, verdict: Assessment) -> Answer:
+        """The refusal sentence, what is missing in plain words, and the closest papers with what each lacks."""
+        text = refusal_text(verdict)
+        related, citations = evidence_answer_parts(verdict.related, retrieval.sources)
         return self._answer(
-            question, retrieval, timings, text=prompts.REFUSAL, refused=True, llm_called=False,
-            mode="refusal", refusal_reason=reason,
+            question, retrieval, timings, text=text + "".join("\n" + it.markdown() for it in related),
+            refused=True, llm_called=False, mode="refusal", refusal_reason=verdict.reason,
+            reading=verdict.reading, related=related, citations=citations, matching_ids=verdict.matching_ids,
         )
 
     def _sentences_per_source(self) -> int:
@@ -170,15 +174,17 @@ class AnswerEngine(CustomQueryEngine):
         """evidence or generative, as configured (auto: evidence for the bundled local model)."""
         return self.settings.answer.resolved_mode(self.settings.llm.is_remote)
 
-    def assess(self, question: str, retrieval: Retrieval, embed: Any) -> Assessment:
+    def assess(self, question: str, retrieval: Retrieval, embed: Any, show_all: bool = False) -> Assessment:
         """Evidence per retrieved paper and whether it answers the question (no LLM call)."""
         cfg = EvidenceConfig(
             min_coverage=self.settings.answer.min_coverage,
             dense_floor=self.settings.retrieval.refusal_threshold,
+            admission=self.settings.answer.admission,
         )
+        limit = None if show_all or not retrieval.shown_k else retrieval.shown_k
         return assess(
             question, retrieval.sources, embed, self.retriever.term_stats(), retrieval.best_dense, cfg,
-            query=retrieval.intent,
+            max_items=limit, query=retrieval.intent, head=retrieval.shown_k or None,
         )
 
     def stream_answer(
@@ -187,22 +193,26 @@ class AnswerEngine(CustomQueryEngine):
         top_k: int | None = None,
         decisions: Sequence[str] | None = None,
         mode: RetrieverMode | None = None,
+        show_all: bool = False,
     ) -> Iterator[Event]:
         """Events: `Sources`, then `Token`..., then `Final`.
 
         Tokens are only ever text the final answer shows: quoted evidence, or LLM sentences that
-        passed the support check.
-        """
+        passed the support check. `show_all`: list every paper that meets the question, not only
+        the first `top_k`."""
         question = check_question(question)
         t0 = time.perf_counter()
-        retrieval = self.retriever.retrieve(question, top_k=top_k, decisions=decisions, mode=mode)
+        rcfg = self.settings.retrieval
+        pool = max(rcfg.all_k, rcfg.pool_k) if show_all else rcfg.pool_k
+        retrieval = self.retriever.retrieve(question, top_k=top_k, decisions=decisions, mode=mode, pool=pool)
         timings = Timings(retrieval_ms=(time.perf_counter() - t0) * 1000)
         embed = EmbeddingMemo(functools.partial(self._vectors.embed, self.embed_model))
-        verdict = self.assess(question, retrieval, embed)
+        verdict = self.assess(question, retrieval, embed, show_all=show_all)
+        retrieval, verdict = arrange(retrieval, verdict)
         if not verdict.answerable:
             logger.info("refusing: %s (best dense %s)", verdict.reason, retrieval.best_dense)
             timings.total_ms = (time.perf_counter() - t0) * 1000
-            answer = self._refusal(question, retrieval, timings, verdict.reason)
+            answer = self._refusal(question, retrieval, timings, verdict)
             yield Sources(sources=retrieval.sources)
             yield Token(text=answer.text)
             yield Final(answer=answer)
@@ -222,7 +232,15 @@ class AnswerEngine(CustomQueryEngine):
         """The evidence answer, streamed an item at a time."""
         single = verdict.intent.kind == "single" and len(verdict.items) == 1
         items, citations = evidence_answer_parts(verdict.items, retrieval.sources)
+        related, related_citations = evidence_answer_parts(verdict.related, retrieval.sources)
+        citations = sorted(citations + related_citations, key=lambda c: c.number)
         lines = [it.markdown(bullet=not single) for it in items]
+        head = count_line(verdict, len(items))
+        if head:
+            lines.insert(0, head)
+        if related:
+            lines.append("\n" + RELATED_HEADING)
+            lines.extend(it.markdown() for it in related)
         for i, line in enumerate(lines):
             for piece in _pieces(("\n" if i else "") + line):
                 if timings.first_token_ms is None:
@@ -235,6 +253,9 @@ class AnswerEngine(CustomQueryEngine):
             text="\n".join(lines),
             citations=citations,
             items=items,
+            related=related,
+            reading=verdict.reading,
+            matching_ids=verdict.matching_ids,
             mode="evidence",
             llm_called=llm_called,
             unsupported_sentences=list(removed),
@@ -248,8 +269,11 @@ class AnswerEngine(CustomQueryEngine):
         embed: Any,
     ) -> Generator[Event, None, Answer]:
         """The LLM's answer, shown a checked sentence at a time."""
-        shown = excerpt_sources(question, retrieval.sources, embed, self._sentences_per_source())
-        gate = SentenceGate(retrieval.sources, embed, self.settings.answer.replace_threshold)
+        # The LLM sees only the papers that meet the question (the evidence answer's items).
+        admitted = set(verdict.matching) | {it.number for it in verdict.items}
+        evidence = [s for s in retrieval.sources if s.number in admitted] or retrieval.sources
+        shown = excerpt_sources(question, evidence, embed, self._sentences_per_source())
+        gate = SentenceGate(evidence, embed, self.settings.answer.replace_threshold)
         raw, tokens = "", 0
         # The prompt asks for 2-4 sentences; the bundled model rarely stops by itself (it ran to
         # max_tokens in 8 of 10 answers, copying the sources' layout), so it is stopped once 4
@@ -309,6 +333,8 @@ class AnswerEngine(CustomQueryEngine):
             timings,
             text=gate.text(),
             citations=gate.citations(),
+            reading=verdict.reading,
+            matching_ids=verdict.matching_ids,
             mode="generative",
             removed_markers=gate.removed_markers,
             unsupported_sentences=gate.unsupported,
@@ -337,6 +363,25 @@ class AnswerEngine(CustomQueryEngine):
             for s in answer.sources
         ]
         return Response(response=answer.text, source_nodes=nodes, metadata={"answer": answer})
+
+
+def arrange(retrieval: Retrieval, verdict: Assessment) -> tuple[Retrieval, Assessment]:
+    """Sources renumbered for the answer: the listed papers first (in the answer's order), then the
+    related ones, then the other candidates, cut to the papers an answer shows; the items follow."""
+    ids = {s.number: s.paper_id for s in retrieval.sources}
+    verdict.matching_ids = [ids[n] for n in verdict.matching if n in ids]
+    first = [it.number for it in verdict.items] + [it.number for it in verdict.related]
+    keep = retrieval.shown_k or len(retrieval.sources)
+    arranged, renumber = retrieval.arranged(first, keep)
+    intent = arranged.intent
+    if verdict.reading is not None and intent is not None and intent.kind in ("topic", "single", "named"):
+        note = verdict.reading.note()
+        if note:
+            arranged.intent = intent.model_copy(update={"notes": [*intent.notes, note]})
+    for it in verdict.items + verdict.related:
+        it.number = renumber[it.number]
+    verdict.matching = [renumber[n] for n in verdict.matching if n in renumber]
+    return arranged, verdict
 
 
 def build_engine(retriever: PaperRetriever, llm: LLM, embed_model: BaseEmbedding, settings: Settings) -> AnswerEngine:

@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .citations import MIN_WORDS, is_refusal, marker_numbers, split_sentences, strip_markers, with_markers
-from .evidence import Item
+from .evidence import Assessment, Item
+from .prompts import REFUSAL
 from .support import PaperText, Verdict, check
 from .types import AnswerItem, Citation, Source
 from .vectors import unit_rows
@@ -47,10 +48,41 @@ def evidence_answer_parts(
     answer_items, citations = [], []
     for it in items:
         src = by_number[it.number]
-        answer_items.append(AnswerItem(number=it.number, paper_id=src.paper_id, title=src.title, sentences=it.sentences))
+        answer_items.append(AnswerItem(
+            number=it.number, paper_id=src.paper_id, title=src.title, sentences=it.sentences, missing=it.missing,
+        ))
         citations.append(_citation(src, it.sentences[0], 1.0, "evidence"))
     citations.sort(key=lambda c: c.number)
     return answer_items, citations
+
+
+RELATED_HEADING = "Related, but not meeting every part of the question:"
+
+
+def count_line(verdict: Assessment, shown: int) -> str:
+    """'23 papers here meet this; the 10 most relevant:' for a list answer (empty for one paper)."""
+    n = len(verdict.matching_ids) or len(verdict.matching)
+    if verdict.intent.kind != "list" or n == 0:
+        return ""
+    what = f" ({verdict.reading.describe()})" if verdict.reading is not None and verdict.reading.constraints else ""
+    if n > shown:
+        return f"{n} papers here meet this{what}; the {shown} most relevant:"
+    return f"{n} paper{'s' if n != 1 else ''} here meet{'s' if n == 1 else ''} this{what}:"
+
+
+def refusal_text(verdict: Assessment) -> str:
+    """The refusal sentence, then why in plain words when it says more than the refusal (the premise
+    no abstract states, a detail abstracts do not give), then the heading of the closest papers."""
+    why = f" No ICLR 2025 abstract here states “{verdict.premise}”." if verdict.premise else (
+        f" {verdict.explain}" if verdict.explain else ""
+    )
+    if verdict.related and verdict.premise:
+        tail = " The closest papers, each missing part of it:"
+    elif verdict.related:
+        tail = " What the paper is about:"
+    else:
+        tail = ""
+    return f"{REFUSAL}{why}{tail}"
 
 
 _KIND_RANK = {"evidence": 0, "attributed": 1, "generated": 2}

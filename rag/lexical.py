@@ -34,6 +34,9 @@ PaperRecord = PaperRow  # the name this module's rows had before the paper table
 # Above this many papers a changed store keeps answering with the previous catalog while the new one
 # is built in the background (a 100,000-paper catalog takes ~10-20 s to build, ~2 s to load).
 BACKGROUND_CATALOG = 20_000
+# The cached catalog's name carries the version of its build rules: a catalog an older build made
+# is built again, not reused.
+CATALOG_BLOB = f"catalog-{Catalog.VERSION}"
 
 
 class Bm25Index:
@@ -154,7 +157,7 @@ class PaperIndex:
         with self._lock:
             if self._catalog is not None:
                 return self._catalog
-            cached = self.table.cached("catalog", self.stamp)
+            cached = self.table.cached(CATALOG_BLOB, self.stamp)
             if isinstance(cached, Catalog):
                 self._catalog = cached
                 return cached
@@ -170,7 +173,7 @@ class PaperIndex:
         t0 = time.perf_counter()
         catalog = Catalog.build(self.table.catalog_rows())
         logger.info("query catalog of %d papers built in %.1fs", len(catalog), time.perf_counter() - t0)
-        self.table.cache("catalog", self.stamp, catalog)
+        self.table.cache(CATALOG_BLOB, self.stamp, catalog)
         return catalog
 
     def _build_catalog(self) -> None:

@@ -274,9 +274,13 @@ class RAG:
         top_k: int | None = None,
         decisions: Sequence[str] | None = None,
         retriever: RetrieverMode | None = None,
+        show_all: bool = False,
     ) -> Answer:
-        """Answer a question with citations to the retrieved papers."""
-        return final_answer(self.stream(question, top_k=top_k, decisions=decisions, retriever=retriever))
+        """Answer a question with citations to the retrieved papers (`show_all`: list every paper
+        that meets the question, not only the first top_k)."""
+        return final_answer(
+            self.stream(question, top_k=top_k, decisions=decisions, retriever=retriever, show_all=show_all)
+        )
 
     def stream(
         self,
@@ -284,14 +288,17 @@ class RAG:
         top_k: int | None = None,
         decisions: Sequence[str] | None = None,
         retriever: RetrieverMode | None = None,
+        show_all: bool = False,
     ) -> Iterator[Event]:
         """Like `ask`, as typed events (rag.events): `Sources`, `Token`..., then `Final` (the answer).
         A repeated question is answered from the answer cache (`Answer.timings.cache == "hit"`)."""
-        key, hit = self._lookup(question, top_k, decisions, retriever)
+        key, hit = self._lookup(question, top_k, decisions, retriever, show_all)
         if hit is not None:
             yield from replay(hit)
             return
-        for event in self.engine.stream_answer(question, top_k=top_k, decisions=decisions, mode=retriever):
+        for event in self.engine.stream_answer(
+            question, top_k=top_k, decisions=decisions, mode=retriever, show_all=show_all
+        ):
             if isinstance(event, Final) and key:
                 event.answer.timings.cache = "miss"
                 self.answers.put(key, event.answer)
@@ -303,19 +310,21 @@ class RAG:
         top_k: int | None = None,
         decisions: Sequence[str] | None = None,
         retriever: RetrieverMode | None = None,
+        show_all: bool = False,
     ) -> Answer | None:
         """The cached answer to this standalone question with these options, or None (no model or
         retrieval runs; costs the store's stamp check)."""
-        return self._lookup(question, top_k, decisions, retriever)[1]
+        return self._lookup(question, top_k, decisions, retriever, show_all)[1]
 
     def _lookup(
-        self, question: str, top_k: int | None, decisions: Sequence[str] | None, retriever: str | None
+        self, question: str, top_k: int | None, decisions: Sequence[str] | None, retriever: str | None,
+        show_all: bool = False,
     ) -> tuple[str | None, Answer | None]:
         """The answer cache's key for these options (None: no cache) and its answer, if any."""
         if self.answers.size <= 0:
             return None, None
         t0 = time.perf_counter()
-        key = cache_key(question, top_k, decisions, retriever, self.settings, self.store.sync())
+        key = cache_key(question, top_k, decisions, retriever, self.settings, self.store.sync(), show_all)
         hit = self.answers.get(key)
         if hit is not None:
             _served_from_cache(hit, t0)

@@ -140,6 +140,8 @@ def _author_keys(name: str) -> set[tuple[tuple[str, ...], bool]]:
 class Catalog:
     """Metadata of the stored papers, indexed for parse(): authors, short names, title fragments."""
 
+    VERSION = "2"  # raise when build() changes what it indexes (cached catalogs are then rebuilt)
+
     def __init__(self) -> None:
         self.ids: list[str] = []
         self._order: dict[str, int] = {}
@@ -175,7 +177,7 @@ class Catalog:
                 grams[tuple(stems[i : i + 4])].add(pid)
             cat._full[tuple(low)].append(pid)
             for seq in (low, _words(title.split(":", 1)[1]) if ":" in title else []):
-                if len(seq) >= 3:
+                if len(seq) >= 2:  # a two-word title ("Differential Transformer") names only in its casing
                     cat._seqs[(seq[0], seq[1])].append((tuple(seq), pid))
         for author in cat._by_author:
             for key, full in _author_keys(author):
@@ -286,8 +288,11 @@ class Catalog:
                     continue  # "TimeMixer" does not name "TimeMixer++"
                 add(pid, 500 + 10 * len(name) + exact + (len(head) / 100 if head in q else 0), k)
             for seq, pid in self._seqs.get((w, low[k + 1]), ()) if k + 1 < len(low) else ():
-                if tuple(low[k : k + len(seq)]) == seq:
-                    add(pid, 1000 + len(seq), k)
+                if tuple(low[k : k + len(seq)]) != seq:
+                    continue
+                if len(seq) == 2 and [t.raw for t in toks[k : k + 2]] != _words_raw(self._title[pid])[:2]:
+                    continue
+                add(pid, 1000 + len(seq), k)
         offsets = [t.start for t in toks]
         for m in _QUOTED.finditer(q):  # a quoted title of any length: 'Differential Transformer'
             k = bisect_left(offsets, m.start(1))
@@ -314,6 +319,11 @@ class Catalog:
 
 
 _PAPER_WORDS = frozenset({"paper", "papers", "work", "article", "study"})
+
+
+def _words_raw(text: str) -> list[str]:
+    """The words of a text as written (case kept), without a possessive "'s"."""
+    return [t.raw for t in _tokens(text)]
 
 
 def _contains(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:

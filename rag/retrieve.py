@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -38,6 +38,17 @@ class Retrieval:
     best_dense: float | None
     intent: QueryIntent | None = None
     notes: list[str] = field(default_factory=list)  # e.g. what the LLM reranker did
+    shown_k: int = 0  # papers an answer shows; `sources` may hold a deeper pool of candidates
+
+    def arranged(self, numbers: Sequence[int], keep: int) -> tuple[Retrieval, dict[int, int]]:
+        """The sources with `numbers` first (in that order) and the rest in rank order, cut to `keep`
+        (never below len(numbers)), renumbered from 1; and the old → new number map."""
+        by_number = {s.number: s for s in self.sources}
+        order = list(dict.fromkeys([n for n in numbers if n in by_number] + [s.number for s in self.sources]))
+        order = order[: max(keep, len(set(numbers)))]
+        renumber = {old: new for new, old in enumerate(order, start=1)}
+        sources = [by_number[old].model_copy(update={"number": new}) for old, new in renumber.items()]
+        return replace(self, sources=sources), renumber
 
 
 def check_decisions(decisions: Sequence[str] | None) -> None:
@@ -201,8 +212,12 @@ class PaperRetriever:
         top_k: int | None = None,
         decisions: Sequence[str] | None = None,
         mode: RetrieverMode | None = None,
+        pool: int | None = None,
     ) -> Retrieval:
-        """The papers for a question, best first, with the intent that shaped the list."""
+        """The papers for a question, best first, with the intent that shaped the list.
+
+        `pool`: for a topic question, read this many candidates (an answer counts every one that meets
+        the question and shows `shown_k` of them)."""
         mode = mode or self.cfg.mode
         if mode not in RETRIEVER_MODES:
             raise InvalidRequestError(f"unknown retriever {mode!r}; use dense, bm25 or hybrid")
@@ -216,6 +231,9 @@ class PaperRetriever:
             decisions = intent.decisions
         allowed = set(decisions) if decisions else None
         k = top_k or (self.cfg.list_top_k if intent is not None and intent.list_question else self.cfg.top_k)
+        shown_k, pooled = k, bool(pool) and (intent is None or intent.kind in ("topic", "single"))
+        if pooled:
+            k = max(k, pool or 0)
 
         text = (intent.search_text if intent is not None else "") or query
         anchor = intent.similar_to if intent is not None else None
@@ -263,4 +281,7 @@ class PaperRetriever:
         ]
         if intent is not None and notes:
             intent = intent.model_copy(update={"notes": intent.notes + notes})
-        return Retrieval(query=query, mode=mode, sources=sources, best_dense=dense.best, intent=intent, notes=notes)
+        return Retrieval(
+            query=query, mode=mode, sources=sources, best_dense=dense.best, intent=intent, notes=notes,
+            shown_k=min(shown_k, len(sources)) if pooled else len(sources),
+        )

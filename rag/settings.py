@@ -107,6 +107,16 @@ class RetrievalSettings(_Group):
     list_top_k: int = Field(
         10, ge=1, le=50, description="Papers for a question that asks for a list (\"which papers ...\")."
     )
+    pool_k: int = Field(
+        30,
+        ge=0,
+        le=200,
+        description="Candidates read for a topic question: every one that meets the question (its topic "
+        "and each constraint) is counted, and the best `list_top_k` are shown (0: read only those shown).",
+    )
+    all_k: int = Field(
+        100, ge=1, le=500, description="Candidates read when every matching paper is asked for (show all)."
+    )
     understand: bool = Field(
         True,
         description="Read authors, decision words, named papers and \"similar to\" from the question "
@@ -217,6 +227,12 @@ class AnswerSettings(_Group):
         "(0: the whole abstract). Default: 1 for the local model (short prompt, fast first token; "
         "its sentences passed the support check twice as often as with 2), "
         "the whole abstract for a remote endpoint.",
+    )
+    admission: bool = Field(
+        True,
+        description="List only papers whose own sentences state the question's topic and every constraint "
+        "(technique, setting, direction; rag/admission.py), others as 'related, but not …'; off: every "
+        "retrieved paper whose best sentence scores well is listed (the behaviour before constraints were read).",
     )
     replace_threshold: float = Field(
         0.8,

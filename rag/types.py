@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, field_validator
 
 from .query import QueryIntent
+from .reading import Reading
 
 _NOT_IN_URL = re.compile(r"[\s\x00-\x1f\x7f-\x9f<>\"'`\\]")
 
@@ -80,10 +81,14 @@ class AnswerItem(BaseModel):
     paper_id: str
     title: str
     sentences: list[str]
+    missing: list[str] = Field(
+        default_factory=list, description="For a related paper: the constraints of the question it does not state."
+    )
 
     def markdown(self, bullet: bool = True) -> str:
         title = self.title.replace("**", "")
-        return f"{'- ' if bullet else ''}**{title}** [{self.number}]: {' '.join(self.sentences)}"
+        lacks = f" (not: {'; '.join(self.missing)})" if self.missing else ""
+        return f"{'- ' if bullet else ''}**{title}** [{self.number}]{lacks}: {' '.join(self.sentences)}"
 
 
 class Timings(BaseModel):
@@ -122,7 +127,18 @@ class Answer(BaseModel):
     items: list[AnswerItem] = Field(
         default_factory=list, description="The papers of a list answer, in the order shown."
     )
-    refusal_reason: str = Field("", description="Why the question was refused (empty when answered).")
+    refusal_reason: str = Field("", description="Why the question was refused, in plain words (empty when answered).")
+    reading: Reading | None = Field(
+        None, description="What the question asks for, its topic and the constraints every listed paper meets."
+    )
+    matching_ids: list[str] = Field(
+        default_factory=list,
+        description="Every retrieved paper that meets the question, best first; `items` shows the first of them.",
+    )
+    related: list[AnswerItem] = Field(
+        default_factory=list,
+        description="Papers on the topic that miss a constraint of the question (each names what it misses).",
+    )
     removed_unsupported: int = Field(
         0, description="LLM sentences removed because the cited abstract does not state them."
     )

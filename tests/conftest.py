@@ -97,10 +97,17 @@ def seed_rag(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="session")
 def full_rag(tmp_path_factory: pytest.TempPathFactory, full_corpus: Path):
-    """A RAG over the 2,115-paper corpus (ingested once per session)."""
+    """A RAG over the 2,115-paper corpus (ingested once per session). RAG_TEST_FULL_STORE may name a
+    store that already holds it (a copy is used, and the ingest then only checks it)."""
+    import os
+    import shutil
+
     from rag import RAG, Settings
 
-    settings = Settings(store={"path": tmp_path_factory.mktemp("full") / "chroma", "auto_seed": False})
+    path = tmp_path_factory.mktemp("full") / "chroma"
+    if os.environ.get("RAG_TEST_FULL_STORE"):
+        shutil.copytree(os.environ["RAG_TEST_FULL_STORE"], path)
+    settings = Settings(store={"path": path, "auto_seed": False})
     rag = RAG(settings)
     rag.ingest([full_corpus], progress=False)
     return rag

@@ -152,8 +152,11 @@ def test_generative_prompt_holds_the_sources_and_unsupported_sentences_are_remov
     system, user = call.messages
     assert system.content == load("system")
     assert f"Question: {GRAPH_Q}" in user.content and REFUSAL in user.content
-    for s in answer.sources:  # every retrieved paper is in the prompt under its number
-        assert f"[{s.number}] {s.title}\n" in user.content
+    # The LLM sees the papers that meet the question, under their numbers, and no other source.
+    meeting = set(answer.matching_ids)
+    assert meeting and GRAPH_TITLE in {s.title for s in answer.sources if s.paper_id in meeting}
+    for s in answer.sources:
+        assert (f"[{s.number}] {s.title}\n" in user.content) == (s.paper_id in meeting), s.title
     assert answer.mode == "generative" and answer.llm_called and not answer.refused
     assert answer.raw_text == raw and answer.completion_tokens == -(-len(raw) // 4)  # 4-character pieces
     assert answer.text == f"{SUPPORTED} {GAIN}"  # [7] names no source: the sentence is checked without it

@@ -266,7 +266,8 @@ def test_native_stream_of_a_scripted_answer_is_exact(fake_rag) -> None:
     assert answer["text"] == SCRIPT and answer["raw_text"] == SCRIPT and answer["mode"] == "generative"
     assert answer["sources"] == sources and [c["title"] for c in answer["citations"]] == [LEAN]
     (call,) = rag.llm.calls  # the prompt holds the question and the two retrieved papers
-    assert f"Question: {ON_TOPIC}" in call.text and all(f"[{s['number']}] {s['title']}" in call.text for s in sources)
+    assert f"Question: {ON_TOPIC}" in call.text  # and the papers that meet it, no other source
+    assert all((f"[{s['number']}] {s['title']}" in call.text) == (s["paper_id"] in answer["matching_ids"]) for s in sources)
 
 
 def test_native_and_openai_answers_of_a_scripted_model(fake_rag) -> None:

@@ -62,7 +62,7 @@ def ui_ask(http: httpx.Client, question: str, session: str) -> tuple[list[dict],
     config = http.get("/config").json()
     inputs = {c["id"]: c for c in config["components"]}
     fn = next(d for d in config["dependencies"] if d["api_name"] == "respond")
-    defaults = {"checkboxgroup": [], "slider": 2, "radio": "hybrid", "state": None, "textbox": question}
+    defaults = {"checkboxgroup": [], "slider": 2, "radio": "hybrid", "state": None, "textbox": question, "checkbox": False}
     data = [defaults[inputs[i]["type"]] for i in fn["inputs"]]
     joined = http.post(
         "/gradio_api/queue/join",

@@ -100,7 +100,8 @@ def build_ui(
     workers = slots + gate.max_waiting if gate is not None else slots
 
     def respond(
-        message: str, turns: list[dict[str, Any]], decisions: list[str], top_k: float, retriever: str
+        message: str, turns: list[dict[str, Any]], decisions: list[str], top_k: float, retriever: str,
+        show_all: bool = False,
     ) -> Iterator[tuple[Any, ...]]:
         if not (message or "").strip():
             yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
@@ -108,7 +109,7 @@ def build_ui(
         first = True
         for view in chat_turn(
             rag, message, turns or [], top_k=int(top_k), decisions=decisions, retriever=retriever, gate=gate,
-            limits=limits,
+            limits=limits, show_all=bool(show_all),
         ):
             if view.error:
                 gr.Warning(view.error)
@@ -162,6 +163,11 @@ def build_ui(
                     top_k = gr.Slider(
                         1, max_top_k, value=default_k, step=1, label="Number of sources", elem_id="rag-topk"
                     )
+                    show_all = gr.Checkbox(
+                        value=False,
+                        label="List every paper that meets the question (not only the first ones)",
+                        elem_id="rag-all",
+                    )
                     retriever = gr.Radio(
                         list(RETRIEVER_MODES),
                         value=rag.settings.retrieval.mode,
@@ -178,7 +184,7 @@ def build_ui(
                         elem_id="rag-markdown",
                     )
 
-        inputs = [msg, turns, decisions, top_k, retriever]
+        inputs = [msg, turns, decisions, top_k, retriever, show_all]
         outputs = [chatbot, sources, markdown, turns, msg]
         for trigger in (msg.submit, send.click):
             trigger(

@@ -252,8 +252,10 @@ def chat_turn(
     retriever: str | None = None,
     gate: GenerationGate | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    show_all: bool = False,
 ) -> Iterator[View]:
-    """One question in a session: yields views as the answer streams; the last one has `done`."""
+    """One question in a session: yields views as the answer streams; the last one has `done`.
+    `show_all`: list every paper that meets the question."""
     turns = list(turns)
     question = (question or "").strip()
     before = display_messages(turns) + [{"role": "user", "content": escape_markdown(question)}]
@@ -281,6 +283,7 @@ def chat_turn(
             retriever=retriever or None,  # type: ignore[arg-type]
             gate=gate,
             limits=limits,
+            show_all=show_all,
         ):
             if isinstance(ev, Queued):
                 yield pending(f"*Waiting in line: {escape_markdown(ev.message)}…*", panel or sources_html(

@@ -81,6 +81,11 @@ class SearchOptions(BaseModel):
     )
     decisions: list[Decision] | None = Field(default=None, description="Only papers with these decisions.")
     retriever: RetrieverMode | None = Field(default=None, description="dense, bm25 or hybrid.")
+    show_all: bool = Field(
+        default=False,
+        description="List every paper that meets the question (`Answer.matching_ids` counts them; "
+        "without it a list answer shows the first top_k).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -126,6 +131,7 @@ class Api:
             top_k=req.top_k,
             decisions=req.decisions,
             retriever=req.retriever,
+            show_all=req.show_all,
             gate=self.gate,
             limits=self.limits,
         )

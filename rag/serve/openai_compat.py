@@ -138,6 +138,7 @@ def openai_to_ask(body: ChatCompletionRequest, limits: Limits) -> AskRequest:
         top_k=body.top_k,
         decisions=body.decisions,
         retriever=body.retriever,
+        show_all=body.show_all,
     )
 
 

@@ -1,0 +1,69 @@
+"""The relevance scorer: it fails known-bad answers, passes the readers' own choices, reads its labels
+strictly; and the product's answers on the 2,115 papers stay above the measured floor."""
+
+from __future__ import annotations
+
+import pytest
+
+from evals.errors import EvalError
+from evals.relevance import LABELS, Listed, listed_of, load_labels, score
+
+QUESTIONS = load_labels()
+
+
+def _first_sentences(pool: int = 8) -> dict[str, Listed]:
+    """Known-bad: the first papers of each pool, quoted by a sentence the readers marked background."""
+    out = {}
+    for q in QUESTIONS:
+        items = []
+        for pid, j in list(q.papers.items())[:pool]:
+            background = [k for k, lab in j.sentences.items() if lab == "background"]
+            items.append((pid, background[:1]))
+        out[q.qid] = Listed(items, [pid for pid, _ in items], False, False)
+    return out
+
+
+def test_the_labels_hold_enough_judgements_of_every_kind() -> None:
+    kinds = {q.kind for q in QUESTIONS}
+    assert len(QUESTIONS) >= 60 and sum(len(q.papers) for q in QUESTIONS) >= 400
+    assert {"constraint_technique", "constraint_setting", "constraint_direction", "how", "named", "author",
+            "similar", "short", "false_premise"} <= kinds
+
+
+def test_the_scorer_fails_a_known_bad_answer_and_passes_the_readers_choices(monkeypatch) -> None:
+    import evals.relevance as rel
+
+    monkeypatch.setattr(rel, "_key", lambda s: s)  # the Listed below quote label keys directly
+    bad = score(QUESTIONS, _first_sentences())
+    ideal = score(QUESTIONS, {
+        q.qid: Listed(
+            [(p, [k for k, lab in j.sentences.items() if lab == "answers"][:1]) for p, j in q.papers.items()
+             if j.relevant == "yes"],
+            sorted(q.relevant_ids), False, not q.relevant_ids,
+        )
+        for q in QUESTIONS
+    })
+    assert ideal["paper_yes"] == 1.0 and ideal["admission_recall"] == 1.0 and ideal["false_premise_named"] == 1.0
+    assert ideal["item_answers"] >= 0.95 and ideal["background_only_items"] == 0.0
+    assert bad["paper_yes"] < 0.5 and bad["item_answers"] == 0.0 and bad["background_only_items"] >= 0.5
+    assert bad["false_premise_named"] == 0.0
+
+
+def test_a_bad_label_line_names_its_file_and_line(tmp_path) -> None:
+    path = tmp_path / "labels.jsonl"
+    good = LABELS.read_text(encoding="utf-8").splitlines()[0]
+    path.write_text(good + "\n" + good.replace('"relevant": "no"', '"relevant": "maybe"', 1) + "\n")
+    with pytest.raises(EvalError, match=rf"{path}:2: relevant must be one of"):
+        load_labels(path)
+
+
+@pytest.mark.slow
+def test_the_products_answers_stay_above_the_measured_floor(full_rag) -> None:
+    """The figures of docs/relevance.md, with a margin: a change that makes answers answer less fails."""
+    got = {q.qid: listed_of(full_rag.ask(q.question)) for q in QUESTIONS}
+    r = score(QUESTIONS, got)
+    bad = score(QUESTIONS, _first_sentences())
+    assert r["paper_yes"] >= 0.70 and r["paper_no"] <= 0.09, r
+    assert r["item_answers"] >= 0.58 and r["background_only_items"] <= 0.03, r
+    assert r["admission_precision"] >= 0.85 and r["false_premise_named"] >= 0.75, r
+    assert r["paper_yes"] > bad["paper_yes"] and r["item_answers"] > bad["item_answers"]

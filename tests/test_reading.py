@@ -1,0 +1,142 @@
+"""Reading a question into topic and constraints, sentence roles, and admission by constraint (no store)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.admission import acronyms, admit
+from rag.reading import read
+from rag.roles import sentence_roles
+from rag.terms import TermStats
+from rag.types import Source
+
+
+@pytest.mark.parametrize(
+    ("question", "asks", "described"),
+    [
+        ("Which papers defend against jailbreaks at inference time?", "papers",
+         "jailbreaks — must defend or protect, at inference time"),
+        ("Which papers use reinforcement learning to fine-tune LLMs for math reasoning?", "papers",
+         "fine-tune llms — using reinforcement learning, for math reasoning"),
+        ("Which papers use diffusion models for protein design?", "papers", "protein design — using diffusion models"),
+        ("How do papers reduce the memory of the KV cache in long-context inference?", "method",
+         "reduce memory kv cache — in long-context inference"),
+        ("Which papers detect AI-generated images?", "papers", "ai-generated images — must detect"),
+        ("model merging", "papers", "model merging"),
+        # a contrast, a parenthesis and examples are not part of what is asked
+        ("Which papers propose new jailbreak attacks on language models, as opposed to defenses against them?",
+         "papers", "jailbreak attacks — must attack, on language models"),
+        ("Which papers apply diffusion or flow-matching models to time series (forecasting or generation)?",
+         "papers", "time series — using diffusion or flow-matching models"),
+        ("Any work on detecting AI-generated content such as LLM-written text or deepfakes?", "papers",
+         "ai-generated content — must detect"),
+        # "fail at" is no setting; a second question ("and how") is cut
+        ("Why do transformers fail at length generalization?", "reason", "transformers fail length generalization"),
+        ("Which papers tackle spurious correlations in vision-language models, and how?", "method",
+         "spurious correlations — in vision-language models"),
+        ("Which papers speed up diffusion sampling without retraining?", "papers",
+         "speed diffusion sampling — without retraining"),
+    ],
+)
+def test_questions_read_into_topic_and_constraints(question: str, asks: str, described: str) -> None:
+    reading = read(question)
+    assert reading.asks == asks
+    assert reading.describe() == described
+
+
+def test_options_joined_by_or_and_commas_are_one_unit_each() -> None:
+    reading = read("Which papers adapt, prompt-tune or align large language or vision-language models?")
+    units = {u.text: u.alternatives for u in reading.topic.units}
+    both = "large language or vision-language models"  # phrases of the same length on both sides
+    assert "adapt or prompt-tune or align" in units and both in units
+    assert ("align",) in units["adapt or prompt-tune or align"] and ("prompt", "tune") in units["adapt or prompt-tune or align"]
+    assert ("larg", "languag") in units[both] and ("vision", "languag", "model") in units[both]
+
+
+def test_without_retraining_is_met_by_training_free_phrasings() -> None:
+    (setting,) = read("Which papers edit images with diffusion models without any retraining?").constraints[1:]
+    assert setting.label.startswith("without")
+    assert ("train", "free") in setting.units[0].alternatives and ("zero", "shot") in setting.units[0].alternatives
+
+
+ABSTRACT_ROLES = [
+    ("Large language models have shown remarkable capabilities across many tasks.", "background"),
+    ("However, they remain vulnerable to jailbreak attacks that elicit harmful content.", "gap"),
+    ("In this paper, we propose SafeDecode, a decoding-time defense against jailbreaks.", "contribution"),
+    ("SafeDecode works by contrasting the token distributions of an expert model via a safety prior.", "method"),
+    ("Experiments on five benchmarks show that SafeDecode reduces attack success rates by 40%.", "result"),
+    ("Our code is available at https://github.com/example/safedecode.", "outlook"),
+]
+
+
+def test_sentence_roles_follow_the_plan_of_an_abstract() -> None:
+    sents = [s for s, _ in ABSTRACT_ROLES]
+    assert sentence_roles(sents, "SafeDecode: Safe Decoding") == [r for _, r in ABSTRACT_ROLES]
+
+
+def test_a_paper_speaking_of_itself_by_its_short_name_is_not_background() -> None:
+    sents = ["LeanAgent is a lifelong learning agent for theorem proving.", "It proves 162 new theorems."]
+    assert sentence_roles(sents, "LeanAgent: Lifelong Learning for Formal Theorem Proving")[0] == "contribution"
+
+
+def _source(n: int, title: str, sentences: list[str]) -> Source:
+    return Source(number=n, paper_id=f"p{n}", title=title, text=" ".join(sentences), score=1.0)
+
+
+DEFENCE = _source(1, "RobustDecode: Defending LLMs against Jailbreak Attacks at Inference Time", [
+    "Jailbreak attacks bypass the safety alignment of language models.",
+    "We propose RobustDecode, a defense that filters harmful tokens at inference time.",
+    "Experiments show it lowers the jailbreak success rate by half.",
+])
+ATTACK = _source(2, "BreakIt: Jailbreaking Aligned Language Models", [
+    "Existing defenses against jailbreaks are believed to be robust at inference time.",
+    "We introduce BreakIt, a novel jailbreak attack that bypasses existing defenses.",
+    "BreakIt succeeds against every defense we test.",
+])
+TRAINED = _source(3, "SafeTune: Fine-tuning Defends Language Models against Jailbreaks", [
+    "Jailbreaks remain a threat to deployed models.",
+    "We propose SafeTune, a fine-tuning defense against jailbreak prompts.",
+    "SafeTune lowers the success rate of jailbreaks on four benchmarks.",
+])
+MENTION = _source(4, "Scaling Laws for Code Models", [
+    "We study scaling laws of code models.",
+    "We find that larger models are also more robust, e.g. to one jailbreak prompt.",
+])
+ALL = [DEFENCE, ATTACK, TRAINED, MENTION]
+STATS = TermStats.from_texts(f"{s.title} {s.text}" for s in ALL)
+
+
+def test_admission_needs_every_constraint_stated_as_the_papers_own() -> None:
+    reading = read("Which papers defend against jailbreaks at inference time?")
+    adm = admit(reading, ALL, STATS)
+    j = adm.judgements
+    assert adm.admitted() == [1]
+    assert j[2].missing == ["must defend or protect"]  # it mentions defenses, but breaks them
+    assert j[3].missing == ["at inference time"]  # a defence, trained
+    assert j[3].related and not j[4].related  # one passing mention is not the topic
+
+
+def test_a_technique_named_only_in_the_background_does_not_count() -> None:
+    rl_background = _source(1, "Math Tutors: Supervised Fine-tuning of LLMs for Math", [
+        "Reinforcement learning has been used to fine-tune LLMs for math reasoning.",
+        "We instead propose supervised fine-tuning on curated math solutions for LLMs.",
+        "Our LLMs improve math accuracy by 5%.",
+    ])
+    rl_own = _source(2, "RL Tutors: Fine-tuning LLMs for Math", [
+        "LLMs struggle with math reasoning.",
+        "We fine-tune LLMs with reinforcement learning (RL) from verifiable math rewards.",
+        "RL improves math accuracy by 9%.",
+    ])
+    reading = read("Which papers use reinforcement learning to fine-tune LLMs for math?")
+    adm = admit(reading, [rl_background, rl_own], TermStats.from_texts(s.text for s in (rl_background, rl_own)))
+    assert adm.admitted() == [2]
+    assert adm.judgements[1].missing == ["using reinforcement learning"]
+
+
+def test_acronyms_are_read_from_the_papers_own_definitions() -> None:
+    found = acronyms(["We train with reinforcement learning (RL) and a large language model (LLM)."])
+    assert found["rl"] == ("reinforc", "learn") and found["llm"] == ("larg", "languag", "model")
+    paper = _source(1, "Policies for Routing", ["We train routing policies with reinforcement learning (RL).",
+                                                "We propose a router trained with RL that beats baselines."])
+    adm = admit(read("Which papers use RL for routing?"), [paper], STATS)
+    assert adm.admitted() == [1]

@@ -1,0 +1,126 @@
+"""Answers that answer, on the 2,115 papers: listed papers meet the question's constraints, quotes are
+the papers' own statements, lists are counted, false premises are named, refusals are in plain words."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from rag.citations import split_sentences
+from rag.roles import OWN, sentence_roles
+
+from .test_answer import assert_citations_valid, assert_every_cited_sentence_supported
+
+pytestmark = pytest.mark.slow
+DATA = Path(__file__).resolve().parent.parent / "evals" / "data"
+
+
+def _titles(answer) -> list[str]:
+    return [it.title for it in answer.items]
+
+
+def test_a_defence_question_lists_no_attack_paper(full_rag) -> None:
+    a = full_rag.ask("Which papers defend against jailbreak attacks on LLMs?")
+    assert not a.refused and a.items, a.text
+    assert a.reading is not None and "must defend or protect" in a.reading.describe()
+    attacks = ("One Model Transfer to All", "Injecting Universal Jailbreak Backdoors", "h4rm3l", "AdvWave")
+    assert not [t for t in _titles(a) if t.startswith(attacks)], a.text
+    assert any("RobustKV" in t for t in _titles(a)), a.text  # a defence it must find
+    assert "must defend or protect" in " ".join(a.intent.notes)  # the reading is shown
+    for it in a.related:  # each related paper says what it misses
+        assert it.missing and f"[{it.number}] (not: {'; '.join(it.missing)}):" in a.text, a.text
+
+
+def test_an_attack_question_lists_no_defence_paper(full_rag) -> None:
+    a = full_rag.ask("Which papers propose new jailbreak attacks on language models, as opposed to defenses?")
+    assert a.items and not [t for t in _titles(a) if "Defending" in t or "Defense" in t], a.text
+
+
+def test_a_technique_constraint_is_stated_by_every_listed_paper(full_rag) -> None:
+    a = full_rag.ask("Which papers use reinforcement learning to fine-tune LLMs for math reasoning?")
+    papers = {s.paper_id: s for s in a.sources}
+    for it in a.items:
+        text = (papers[it.paper_id].title + " " + papers[it.paper_id].text).lower()
+        assert "reinforcement learning" in text or re.search(r"\brl\b", text), it.title
+
+
+def test_quotes_are_the_papers_own_statements_never_background_alone(full_rag, evalsets) -> None:
+    questions = [json.loads(line)["query"] for line in (evalsets / "topics_dev.jsonl").read_text().splitlines()[:12]]
+    questions += ["How do papers compress the KV cache for long-context inference?", "model merging"]
+    quoted = own = 0
+    for q in questions:
+        a = full_rag.ask(q)
+        assert_citations_valid(a)
+        by_id = {s.paper_id: s for s in a.sources}
+        for it in a.items:
+            src = by_id[it.paper_id]
+            sents = [s for s in split_sentences(src.text) if s.strip()]
+            roles = dict(zip(sents, sentence_roles(sents, src.title)))
+            kinds = [roles.get(s) for s in it.sentences]
+            quoted += 1
+            own += any(k in OWN for k in kinds)
+    assert quoted >= 60 and own == quoted  # every listed paper is quoted by at least one sentence of its own
+
+
+def test_a_list_answer_says_how_many_papers_meet_it_and_can_show_all(full_rag) -> None:
+    a = full_rag.ask("Which papers study model merging?")
+    assert re.match(r"\d+ papers? here meets? this", a.text), a.text
+    n = int(a.text.split()[0])
+    assert n == len(a.matching_ids) >= len(a.items)
+    full = full_rag.ask("Which papers study model merging?", show_all=True)
+    assert [it.paper_id for it in full.items] == full.matching_ids and len(full.items) >= n
+    assert_every_cited_sentence_supported(full)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which paper trains a one-trillion-parameter model on a single GPU?",
+        "Which paper shows that machine unlearning reliably removes the effects of poisoned training data?",
+    ],
+)
+def test_a_false_premise_is_named_before_any_closest_paper(full_rag, question) -> None:
+    a = full_rag.ask(question)
+    assert a.refused and not a.items, a.text
+    assert "No ICLR 2025 abstract here states" in a.text.split("\n")[0], a.text
+
+
+def test_a_refusal_about_a_named_paper_says_what_the_paper_is_about(full_rag) -> None:
+    a = full_rag.ask("How many GPUs were used to train LeanAgent?")
+    assert a.refused and a.related and a.related[0].title.startswith("LeanAgent"), a.text
+    assert "LeanAgent" in a.text and a.related[0].sentences[0] in a.text
+
+
+def test_refusal_reasons_are_plain_words_without_internal_scores(full_rag) -> None:
+    questions = [json.loads(line)["query"] for line in (DATA / "unanswerable.jsonl").read_text().splitlines()]
+    for q in questions:
+        a = full_rag.ask(q)
+        shown = a.text + " " + a.refusal_reason
+        assert not re.search(r"weight|coverage|share \d|similarity \(|\d\.\d\d", shown), shown
+
+
+def test_every_matching_paper_through_the_api_the_openai_route_and_the_ui(full_rag) -> None:
+    import httpx
+
+    from rag.serve import ServerSettings, running
+    from ui.render import chat_turn
+
+    q = "Which papers study model merging?"
+    want = full_rag.ask(q, show_all=True)
+    assert len(want.items) == len(want.matching_ids) > 10 or len(want.items) == len(want.matching_ids)
+    with running(full_rag, ServerSettings(port=0, ui=False)) as srv:
+        with httpx.Client(base_url=srv.url, timeout=120) as http:
+            got = http.post("/api/ask", json={"question": q, "show_all": True}).json()
+            first = http.post("/api/ask", json={"question": q}).json()
+            chat = http.post("/v1/chat/completions", json={
+                "model": "iclr-rag", "messages": [{"role": "user", "content": q}], "show_all": True,
+            }).json()
+    # The same papers (ties among equal scores may fall in another order from one process to another).
+    assert sorted(it["paper_id"] for it in got["items"]) == sorted(want.matching_ids)
+    assert sorted(got["matching_ids"]) == sorted(first["matching_ids"]) and len(first["items"]) <= len(got["items"])
+    assert all(f"[{it.number}]" in chat["choices"][0]["message"]["content"] for it in want.items)
+    *_, last = chat_turn(full_rag, q, [], show_all=True)
+    assert sorted(it["paper_id"] for it in last.turns[-1]["answer"]["items"]) == sorted(want.matching_ids)
