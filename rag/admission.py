@@ -264,9 +264,6 @@ class Admission:
     def admitted(self) -> list[int]:
         return [n for n, j in self.judgements.items() if j.admitted]
 
-    def related(self) -> list[int]:
-        return [n for n, j in self.judgements.items() if j.related]
-
     def units(self) -> list[Unit]:
         return self.topic + [u for _, us in self.constraints for u in us]
 

@@ -83,7 +83,6 @@ class Item:
     sentences: list[str]
     score: float
     coverage: float
-    roles: list[str] = field(default_factory=list)  # rag.roles of the sentences
     missing: list[str] = field(default_factory=list)  # constraints a related paper does not state
 
 
@@ -622,8 +621,7 @@ def _items(
         j = adm.judgements[paper.source.number]
         score = best + cfg.fit_weight * j.fit + (0.3 if paper.source.number in intent.named else 0.0)
         items.append(
-            Item(paper.source.number, [paper.sentences[i] for i in sorted(chosen)], score, lex0,
-                 roles=[paper.roles[i] for i in sorted(chosen)])
+            Item(paper.source.number, [paper.sentences[i] for i in sorted(chosen)], score, lex0)
         )
     return items
 
@@ -646,8 +644,7 @@ def _listing(
         own = [float(x) for x in scores[pos : pos + len(paper.sentences)]]
         pos += len(paper.sentences)
         ranked = sorted(range(len(own)), key=lambda i: -(own[i] + ROLE_BONUS.get(paper.roles[i], 0.0)))
-        items.append(Item(paper.source.number, [paper.sentences[ranked[0]]], own[ranked[0]], 1.0,
-                          roles=[paper.roles[ranked[0]]]))
+        items.append(Item(paper.source.number, [paper.sentences[ranked[0]]], own[ranked[0]], 1.0))
     why = "; ".join(query.notes) or query.kind
     reading = None
     related: list[Item] = []
