@@ -116,6 +116,14 @@ def add_eval_command(sub: Any) -> None:
         "(first sentences of the first retrieved papers), on the store of RAG_STORE__PATH, which must "
         "hold the labelled papers (e.g. the 2,115 of ../shared/data/iclr2025/papers.jsonl)",
     )
+    p.add_argument(
+        "--conversations",
+        action="store_true",
+        help="only score chat follow-ups against evals/data/conversations.jsonl (multi-turn conversations "
+        "written by reading: references, metadata answers, narrowing, new questions), for the product and "
+        "with follow-up reading off (known-bad), on the store of RAG_STORE__PATH, which must hold the "
+        "papers of evals/data/conversation_seeds.jsonl (the 2,115 of ../shared/data/iclr2025/papers.jsonl)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(handler=run_eval)
 
@@ -187,6 +195,48 @@ def run_relevance(settings: Settings, args: argparse.Namespace, out: Any = sys.s
     return 0
 
 
+def run_conversations(settings: Settings, args: argparse.Namespace, out: Any = sys.stdout) -> int:
+    """Score follow-ups against the written conversations; print and write the comparison."""
+    import json
+    from pathlib import Path
+
+    from rag import RAG
+
+    from .conversations import load_conversations, load_seeds, run, table
+
+    seeds = load_seeds()
+    conversations = load_conversations(seeds=seeds)
+    if args.limit:
+        conversations = conversations[: args.limit]
+    probe = RAG(settings)
+    papers = probe.retriever.papers()
+    needed = {pid for c in conversations for pid in seeds[c.sid].listed + seeds[c.sid].related}
+    missing = [pid for pid in needed if pid not in papers]
+    if missing:
+        raise EvalError(
+            f"the store at {settings.store.path} lacks {len(missing)} of the {len(needed)} papers the "
+            f"conversations show (e.g. {missing[0]}): ingest ../shared/data/iclr2025/papers.jsonl into it"
+        )
+
+    def factory(overrides: dict[str, Any]) -> Any:
+        if not overrides:
+            return probe
+        answer = settings.answer.model_copy(update=overrides)
+        return RAG(settings.model_copy(update={"answer": answer}))
+
+    configs = [("product", {}), ("known-bad: no follow-ups", {"followups": False})]
+    results, details = run(factory, configs, conversations, seeds, progress=not args.no_progress)
+    turns = results["product"]["follow_ups"]
+    print(f"follow-ups of {len(conversations)} conversations ({turns} turns)", file=out)
+    print(table(results), file=out)
+    dest = Path(args.out or "reports/conversations")
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "conversations.json").write_text(json.dumps(results, indent=2))
+    (dest / "turns.json").write_text(json.dumps(details, indent=2, ensure_ascii=False))
+    print(f"report: {dest / 'conversations.json'}", file=out)
+    return 0
+
+
 def build_run_config(args: argparse.Namespace) -> RunConfig:
     """The run described by a preset and the flags that override it."""
     fields: dict[str, Any] = preset(args.preset) if args.preset else {}
@@ -235,6 +285,8 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         return run_support_check()
     if args.relevance:
         return run_relevance(settings, args)
+    if args.conversations:
+        return run_conversations(settings, args)
     run = build_run_config(args)
     cfg = build_eval_settings(args, settings)
     rules = load_thresholds(args.check) if args.check else None  # a bad file fails before the run

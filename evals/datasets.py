@@ -77,6 +77,23 @@ class Dataset:
         return Dataset(self.name, self.path, self.items[:n], self.sha256)
 
 
+def jsonl_objects(path: Path, error: type[Exception] = DatasetError) -> list[tuple[int, dict]]:
+    """(line number, object) of each non-blank line of a JSON Lines file; a line that is not a JSON
+    object raises `error` naming the file and line."""
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise error(f"{path}:{n}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise error(f"{path}:{n}: expected a JSON object")
+        out.append((n, row))
+    return out
+
+
 def file_sha256(path: str | Path) -> str:
     """Hex SHA-256 of a file's bytes."""
     h = hashlib.sha256()

@@ -8,7 +8,6 @@ negations and over-claims). Every report that scores citation support prints the
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from functools import cache
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 from rag.corpus import load_many
 
-from .datasets import BUILTIN_DIR, SHARED_DIR
+from .datasets import BUILTIN_DIR, SHARED_DIR, jsonl_objects
 from .errors import EvalError
 
 LABELS = BUILTIN_DIR / "support_labels.jsonl"
@@ -26,13 +25,7 @@ CORPUS = SHARED_DIR / "data" / "iclr2025" / "papers.jsonl"
 def load_labels(path: Path = LABELS) -> list[dict[str, Any]]:
     """The labelled pairs; a bad line is an error naming the file and line."""
     rows = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise EvalError(f"{path}:{i}: not JSON ({exc.msg})") from exc
+    for i, row in jsonl_objects(path, EvalError):
         if row.get("label") not in ("supported", "unsupported") or not row.get("sentence"):
             raise EvalError(f"{path}:{i}: needs a sentence and label 'supported' or 'unsupported'")
         rows.append(row)

@@ -24,7 +24,17 @@ from pydantic import BaseModel, Field
 from . import prompts
 from .citations import MARKER, is_refusal, marker_numbers
 from .errors import RagError
-from .events import Condensed, Event, Final, Queued, final_answer
+from .events import Condensed, Event, Final, Queued, Sources, Token, final_answer
+from .followup import (
+    LOCAL_KINDS,
+    NEW_LIST,
+    FollowUp,
+    ShownPaper,
+    Thread,
+    read_followup,
+    shown_papers,
+    thread_of,
+)
 from .gate import GenerationGate
 from .limits import DEFAULT_LIMITS, Limits, check_request
 from .settings import RetrieverMode
@@ -92,7 +102,7 @@ class Rewrite:
     """The question used for retrieval, and how it was obtained."""
 
     question: str
-    method: Literal["none", "rule", "llm", "fallback"]
+    method: Literal["none", "rule", "llm", "fallback", "followup"]
     llm_output: str = ""
 
 
@@ -193,8 +203,15 @@ def resolve_pointers(question: str, history: Sequence[ChatTurn]) -> str | None:
 
 
 def depends_on_history(question: str) -> bool:
-    """True when the follow-up refers back (pronouns, ordinals) or is too short to stand alone."""
+    """True when the follow-up refers back (pronouns, ordinals) or is too short to stand alone; a
+    question for papers on a topic of its own ("are there other papers on graph transformers?")
+    stands alone whatever words it uses."""
+    if NEW_LIST.search(question) and len(_words(question)) >= 2 and not _POINTING.search(question):
+        return False
     return bool(_REFERRING.search(question)) or len(_words(question)) < 3
+
+
+_POINTING = re.compile(r"\b(it|its|these|those|them|they|their|above|previous|aforementioned)\b", re.I)
 
 
 def fallback_question(
@@ -223,6 +240,21 @@ def fallback_question(
     budget = max_chars - len(question) - len(" (context: )")
     joined = "; ".join(context)[: max(budget, 0)].rstrip()
     return f"{question} (context: {joined})" if joined else question
+
+
+_WHAT_ABOUT = re.compile(r"^\W*(?:(?:and|ok(?:ay)?|so)\W+)?(?:what|how)\s+about\s+(.+?)\W*$", re.I)
+
+
+def new_topic(question: str, history: Sequence[ChatTurn]) -> str | None:
+    """ "what about pruning of LLMs?": a topic of its own, searched as it is said (None when the
+    follow-up names nothing the previous question did not: "what about this one?")."""
+    m = _WHAT_ABOUT.match(question)
+    if m is None:
+        return None
+    topic = m.group(1)
+    prev = _last(history, "user")
+    own = _words(topic) - (_words(prev.content) if prev is not None else set())
+    return topic if own and not _POINTING.search(topic) else None
 
 
 def clean_llm_question(text: str) -> str:
@@ -293,6 +325,9 @@ def condense(llm: Any, question: str, history: Sequence[ChatTurn]) -> Rewrite:
     resolved = resolve_pointers(question, history)
     if resolved and len(resolved) <= DEFAULT_LIMITS.question_chars:
         return Rewrite(question=resolved, method="rule")  # exact; no need to ask the model
+    topic = new_topic(question, history)
+    if topic:
+        return Rewrite(question=topic, method="rule")
     if llm is None:
         return Rewrite(question=fallback_question(question, history), method="fallback")
     prompt = prompts.render("condense", history=format_history(history), question=question)
@@ -333,8 +368,38 @@ def chat_stream(
     question = check_request(question, history, top_k, limits)
     turns = [t if isinstance(t, ChatTurn) else ChatTurn.model_validate(t) for t in history]
     settings = rag.settings
+    followup: FollowUp | None = None
+    if turns and settings.answer.followups:
+        thread = conversation_thread(rag, turns)
+        followup = read_followup(question, thread)
+        if followup is not None:
+            logger.info("follow-up read as %s: %s", followup.kind, followup.note())
+        if followup is not None and followup.kind in LOCAL_KINDS:
+            rows = rag.retriever.papers().rows(followup.paper_ids) if followup.papers else {}
+            if len(rows) == len(set(followup.paper_ids)):
+                yield from _answer_followup(rag, question, followup, thread, rows)
+                return
+            # the history names papers this store does not hold (another store, an edited history)
+            logger.info("follow-up refers to papers not in the store; condensing it into a search")
+            followup = None
+    if followup is not None:  # similar, show_all: a new search, said in full
+        yield from _marked(_chat_stream(rag, question, [], gate, followup.question, top_k, decisions, retriever,
+                                        show_all or followup.kind == "show_all"), followup)
+        return
+    yield from _chat_stream(rag, question, turns, gate, None, top_k, decisions, retriever, show_all)
+
+
+def _chat_stream(
+    rag: Any, question: str, turns: list[ChatTurn], gate: GenerationGate | None, standalone: str | None,
+    top_k: int | None, decisions: Sequence[str] | None, retriever: RetrieverMode | None, show_all: bool,
+) -> Iterator[Event]:
+    settings = rag.settings
     uses_llm = settings.answer.condenses_with_llm(settings.llm.is_remote)
-    rewrite: Rewrite | None = condense(None, question, turns) if turns else Rewrite(question, "none")
+    rewrite: Rewrite | None
+    if standalone is not None:
+        rewrite = Rewrite(standalone, "followup")
+    else:
+        rewrite = condense(None, question, turns) if turns else Rewrite(question, "none")
     if uses_llm and rewrite is not None and rewrite.method == "fallback":
         rewrite = None  # the model condenses this one, once it has a slot
     options = dict(top_k=top_k, decisions=decisions, retriever=retriever, show_all=show_all)
@@ -375,6 +440,59 @@ def _answer_turn(
             event.answer.question = question
             event.answer.standalone_question = rewrite.question
             event.answer.timings.queue_ms = queue_ms
+        yield event
+
+
+def shown_in(turn: ChatTurn, lookup: Any = None) -> list[ShownPaper]:
+    """The numbered papers an assistant message showed (its citations, else its reference list)."""
+    cited = [(c.number, c.paper_id, c.title) for c in turn.citations]
+    return shown_papers(turn.content, cited, lookup)
+
+
+def conversation_thread(rag: Any, turns: Sequence[ChatTurn]) -> Thread:
+    """What the conversation has on screen after `turns`: each exchange read as it was asked."""
+    papers = rag.retriever.papers()
+    lookup = papers.table.find_id if any(t.role == "assistant" and not t.citations for t in turns) else None
+    exchanges = []
+    for i, turn in enumerate(turns[:-1]):
+        nxt = turns[i + 1]
+        if turn.role == "user" and nxt.role == "assistant":
+            exchanges.append((turn.content, turn.content, shown_in(nxt, lookup)))
+
+    def texts(ids: list[str]) -> dict[str, str]:
+        return {pid: row.text for pid, row in papers.rows(ids).items()}
+
+    return thread_of(exchanges, texts)
+
+
+def _answer_followup(
+    rag: Any, question: str, followup: FollowUp, thread: Thread, rows: dict[str, Any],
+) -> Iterator[Event]:
+    """A follow-up about shown papers, answered from their stored metadata and abstracts."""
+    from .followup_answer import answer_followup
+
+    t0 = time.perf_counter()
+    yield Condensed(standalone_question=question, method="followup")
+    embed = rag.engine.sentence_embedder() if followup.kind == "detail" else None
+    stats = rag.retriever.term_stats() if followup.kind == "narrow" else None
+    answer = answer_followup(question, followup, rows, thread.shown, embed, stats)
+    answer.standalone_question = question
+    answer.llm = rag.settings.llm.display_name
+    answer.timings.total_ms = answer.timings.first_token_ms = (time.perf_counter() - t0) * 1000
+    yield Sources(sources=answer.sources)
+    yield Token(text=answer.text)
+    yield Final(answer=answer)
+
+
+def _marked(events: Iterator[Event], followup: FollowUp) -> Iterator[Event]:
+    """A new search a follow-up asked for, its answer marked with the reading."""
+    for event in events:
+        if isinstance(event, Final):
+            answer = event.answer.model_copy(deep=True)
+            answer.followup = followup
+            if answer.intent is not None:
+                answer.intent.notes = [followup.note(), *answer.intent.notes]
+            event = Final(answer=answer)
         yield event
 
 

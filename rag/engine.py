@@ -141,6 +141,10 @@ class AnswerEngine(CustomQueryEngine):
             self._vectors.embed(self.embed_model, sentences[start : start + 256])
         return len(sentences)
 
+    def sentence_embedder(self) -> EmbeddingMemo:
+        """Embeds texts with the answer model, through the sentence-vector cache answers share."""
+        return EmbeddingMemo(functools.partial(self._vectors.embed, self.embed_model))
+
     def _answer(self, question: str, retrieval: Retrieval, timings: Timings, **fields: Any) -> Answer:
         """An Answer with the fields every kind of answer shares."""
         return Answer(

@@ -56,7 +56,7 @@ class Condensed(_Event):
 
     type: Literal["condensed"] = "condensed"
     standalone_question: str
-    method: Literal["none", "rule", "llm", "fallback"]
+    method: Literal["none", "rule", "llm", "fallback", "followup"]
 
 
 class Sources(_Event):

@@ -463,6 +463,16 @@ class PaperTable:
                 out[r[0]] = self._row(r)
         return out
 
+    def find_id(self, title: str, url: str = "") -> str | None:
+        """The id of the paper with this link, else with exactly this title (None: no such paper)."""
+        db = self._db()
+        if url:
+            hit = db.execute("SELECT paper_id FROM papers WHERE url = ? LIMIT 1", (url,)).fetchone()
+            if hit:
+                return str(hit[0])
+        hit = db.execute("SELECT paper_id FROM papers WHERE title = ? LIMIT 1", (title.strip(),)).fetchone()
+        return str(hit[0]) if hit else None
+
     def all_rows(self) -> Iterator[PaperRow]:
         for r in self._db().execute("SELECT paper_id, title, authors, decision, url, text, legacy FROM papers "
                                     "ORDER BY rowid"):

@@ -242,6 +242,13 @@ class AnswerSettings(_Group):
         "by that abstract's closest sentence when their cosine similarity is at least this, else dropped.",
     )
 
+    followups: bool = Field(
+        True,
+        description="In a chat, read follow-ups against the papers shown before (\"the second one\", \"[3]\", "
+        "\"these\", \"only the orals\", \"compare the first two\"; rag/followup.py) and answer them from "
+        "those papers' stored metadata and abstracts; off: every follow-up is condensed into a new search.",
+    )
+
     condense: Literal["auto", "llm", "rules"] = Field(
         "auto",
         description="How a follow-up that refers back becomes a standalone question: llm: the LLM "

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
 
+from .followup import FollowUp
 from .query import QueryIntent
 from .reading import Reading
 
@@ -63,9 +64,10 @@ class Citation(BaseModel):
         description="Share of the citing sentence's content words found in the supporting passage "
         "(1.0 for a verbatim quote); every shown citation passed the support checker."
     )
-    kind: Literal["evidence", "generated", "attributed"] = Field(
+    kind: Literal["evidence", "generated", "attributed", "metadata"] = Field(
         description="evidence: the sentence is quoted from the abstract; generated: the LLM wrote the "
-        "marker and the checker passed it; attributed: the checker found the source of an uncited sentence."
+        "marker and the checker passed it; attributed: the checker found the source of an uncited sentence; "
+        "metadata: the answer states the paper's stored authors, decision, link or title."
     )
 
     @field_validator("url")
@@ -121,8 +123,9 @@ class Answer(BaseModel):
         default_factory=list,
         description="LLM sentences that no source states (removed from the text, listed here).",
     )
-    mode: Literal["evidence", "generative", "refusal"] = Field(
-        "generative", description="How the answer was made: quoted evidence, checked LLM text, or refusal."
+    mode: Literal["evidence", "generative", "refusal", "metadata"] = Field(
+        "generative", description="How the answer was made: quoted evidence, checked LLM text, refusal, or "
+        "a paper's stored metadata (a follow-up about shown papers)."
     )
     items: list[AnswerItem] = Field(
         default_factory=list, description="The papers of a list answer, in the order shown."
@@ -143,6 +146,10 @@ class Answer(BaseModel):
         0, description="LLM sentences removed because the cited abstract does not state them."
     )
     standalone_question: str | None = Field(None, description="Condensed question in a chat.")
+    followup: FollowUp | None = Field(
+        None, description="In a chat: the shown papers this follow-up refers to and what it asks of them "
+        "(None: a new question)."
+    )
     retriever: str = ""
     intent: QueryIntent | None = Field(
         None, description="How the question was read: authors, decision filter, named paper, similar-to, list."

@@ -292,7 +292,8 @@ def test_a_garbage_condense_reply_falls_back_to_the_deterministic_rewrite(fake_r
 
 
 def test_conversation_condenses_against_the_turns_it_kept(fake_rag) -> None:
-    rag = fake_rag([LEAN_SENTENCE, REWRITE, LEAN_SENTENCE, LEAN_SENTENCE])
+    # follow-ups read against the shown papers are tests/test_followup.py's; here, the condensing
+    rag = fake_rag([LEAN_SENTENCE, REWRITE, LEAN_SENTENCE, LEAN_SENTENCE], answer={"followups": False})
     conv = rag.conversation(top_k=3)
     first = conv.ask(Q1)
     assert first.text == LEAN_SENTENCE and first.standalone_question == Q1
@@ -335,7 +336,7 @@ def test_a_failing_answer_releases_the_gate_and_raises_llm_unavailable(fake_rag)
 
 
 @pytest.mark.slow
-def test_follow_up_with_the_real_local_model_retrieves_the_right_paper(seed_rag) -> None:
+def test_follow_up_with_the_real_local_model_is_answered_from_the_paper_it_means(seed_rag) -> None:
     alone = seed_rag.retrieve(FOLLOW_UP)
     assert not alone.sources or alone.sources[0].title != LEAN  # the follow-up alone is ambiguous
 
@@ -347,5 +348,13 @@ def test_follow_up_with_the_real_local_model_retrieves_the_right_paper(seed_rag)
     ]
     follow = chat(seed_rag, FOLLOW_UP, history, top_k=3)
     assert follow.question == FOLLOW_UP
-    assert follow.standalone_question and follow.standalone_question != FOLLOW_UP
-    assert follow.sources and follow.sources[0].title == LEAN
+    # "it" is the paper the answer showed: quoted from its abstract, no search
+    assert follow.followup is not None and follow.followup.kind == "detail"
+    assert [s.title for s in follow.sources] == [LEAN] and follow.timings.retrieval_ms == 0
+    assert follow.citations[0].supporting_text in follow.sources[0].text
+    # with follow-up reading off, the rules condense it into a search that finds the same paper
+    off = seed_rag.settings.model_copy(update={"answer": seed_rag.settings.answer.model_copy(update={"followups": False})})
+    from rag import RAG
+
+    condensed = chat(RAG(off), FOLLOW_UP, history, top_k=3)
+    assert condensed.standalone_question != FOLLOW_UP and condensed.sources[0].title == LEAN

@@ -79,7 +79,7 @@ def test_chat_command_condenses_follow_ups_starts_over_and_survives_errors(
     q1 = "Which paper proposes a lifelong learning agent for formal theorem proving?"
     said = "LeanAgent achieves exceptional scores in stability and backward transfer [1]."
     rewrite = "What benchmark does LeanAgent use for formal theorem proving?"
-    fake = fake_rag([said, rewrite, said, ConnectionError("down"), said])
+    fake = fake_rag([said, rewrite, said, ConnectionError("down"), said], answer={"followups": False})
     monkeypatch.setattr(rag_package, "RAG", lambda settings: fake)  # what `rag chat` builds
     monkeypatch.setattr(cli, "setup_logging", lambda level: None)  # leave the test's logging alone
     # print_answer's `out=sys.stdout` default is bound when rag.cli is first imported, which may be

@@ -20,7 +20,7 @@ def _history(rag):
 
 
 def test_local_model_condenses_by_rules_without_calling_it(fake_rag) -> None:
-    rag = fake_rag(["unused"], answer={"mode": "evidence", "condense": "auto"})
+    rag = fake_rag(["unused"], answer={"mode": "evidence", "condense": "auto", "followups": False})
     assert not rag.settings.llm.is_remote and rag.settings.answer.condense == "auto"
     events = list(chat_stream(rag, "What benchmark does it use?", _history(rag), top_k=3))
     condensed = next(e for e in events if isinstance(e, Condensed))
@@ -30,7 +30,7 @@ def test_local_model_condenses_by_rules_without_calling_it(fake_rag) -> None:
 
 def test_condense_llm_asks_the_model_and_keeps_a_usable_rewrite(fake_rag) -> None:
     rewrite = "What benchmark does LeanAgent use for lifelong learning in formal theorem proving?"
-    rag = fake_rag([rewrite], answer={"mode": "evidence", "condense": "llm"})
+    rag = fake_rag([rewrite], answer={"mode": "evidence", "condense": "llm", "followups": False})
     events = list(chat_stream(rag, "What benchmark does it use?", _history(rag), top_k=3))
     condensed = next(e for e in events if isinstance(e, Condensed))
     assert condensed.method == "llm" and condensed.standalone_question == rewrite
@@ -40,7 +40,7 @@ def test_condense_llm_asks_the_model_and_keeps_a_usable_rewrite(fake_rag) -> Non
 def test_the_20000_character_history_request_costs_well_under_a_second_of_cpu(fake_rag) -> None:
     """Issue 10's stall: a 20,000-character assistant line and "what about it?" (it took 27 s of CPU
     in a regex, then ~4 s in the local model's condense call)."""
-    rag = fake_rag(["unused"], answer={"mode": "evidence", "condense": "auto"})
+    rag = fake_rag(["unused"], answer={"mode": "evidence", "condense": "auto", "followups": False})
     history = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "[1] x" + " " * 19990 + "x"}]
     list(chat_stream(rag, "warm up the embedder", top_k=3))
     t0 = time.process_time()

@@ -143,7 +143,7 @@ def test_chat_streams_cites_opens_a_source_and_follows_up(server, browser, tmp_p
 
     _ask(page, FOLLOW_UP, turn=2)
     assert page.locator("#rag-chat [data-testid=bot]").count() == 2
-    assert "Searched for" in page.inner_text("#rag-sources")
+    assert f"Read as: about [1] {LEAN}" in page.inner_text("#rag-sources")  # answered from its abstract
     assert page.locator("#rag-src-2-1 .rag-title").inner_text() == LEAN
     # A marker of the first answer still opens the first answer's card, now folded away.
     assert page.locator("#rag-turn-1").get_attribute("open") is None

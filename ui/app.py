@@ -93,7 +93,7 @@ def build_ui(
     import gradio as gr
 
     max_top_k = limits.top_k
-    default_k = min(rag.settings.retrieval.top_k, max_top_k)
+    cfg = rag.settings.retrieval
     slots = gate.slots if gate is not None else rag.settings.llm.max_concurrent
     # With a gate, UI turns wait in its line (one line with the APIs, FIFO, "2 questions ahead of
     # you, ~12 s" shown in the chat), so Gradio runs up to everyone the line can hold at once.
@@ -108,7 +108,7 @@ def build_ui(
             return
         first = True
         for view in chat_turn(
-            rag, message, turns or [], top_k=int(top_k), decisions=decisions, retriever=retriever, gate=gate,
+            rag, message, turns or [], top_k=int(top_k) or None, decisions=decisions, retriever=retriever, gate=gate,
             limits=limits, show_all=bool(show_all),
         ):
             if view.error:
@@ -132,7 +132,9 @@ def build_ui(
                     buttons=[],
                     sanitize_html=True,
                     render_markdown=True,
-                    latex_delimiters=[],
+                    # Abstracts' inline math ($\\texttt{LIRS}$) rendered by KaTeX; the text stays verbatim.
+                    latex_delimiters=[{"left": "$$", "right": "$$", "display": True},
+                                      {"left": "$", "right": "$", "display": False}],
                     allow_tags=False,
                     feedback_options=None,
                     group_consecutive_messages=False,
@@ -160,8 +162,10 @@ def build_ui(
                         label="Decision (none ticked: all papers)",
                         elem_id="rag-decisions",
                     )
-                    top_k = gr.Slider(
-                        1, max_top_k, value=default_k, step=1, label="Number of sources", elem_id="rag-topk"
+                    top_k = gr.Slider(  # 0: as the library decides (as the API and the CLI do by default)
+                        0, max_top_k, value=0, step=1, elem_id="rag-topk",
+                        label=f"Number of sources (0: automatic, {min(cfg.top_k, max_top_k)} for a question, "
+                        f"up to {min(cfg.list_top_k, max_top_k)} for a list)",
                     )
                     show_all = gr.Checkbox(
                         value=False,

@@ -43,7 +43,9 @@ def answer_markdown(text: str, linked: Sequence[int] = (), turn: int = 1) -> str
     lines = []
     for line in text.split("\n"):
         m = ITEM.match(line)
-        if m:
+        if _TABLE_ROW.match(line):
+            lines.append(_table_row(line, linked, turn))
+        elif m:
             bullet = "- " if line.lstrip()[:1] in "-*•" else ""
             title = escape_markdown(m.group("title"))
             markers = _linked_markers(m.group("markers"), linked, turn)
@@ -53,18 +55,56 @@ def answer_markdown(text: str, linked: Sequence[int] = (), turn: int = 1) -> str
     return "\n".join(lines)
 
 
+_TABLE_ROW = re.compile(r"^\|.*\|\s*$")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
+
+
+def _table_row(line: str, linked: Sequence[int], turn: int) -> str:
+    """A row of a comparison table: each cell escaped like answer text (a bold title with its
+    marker stays bold and linked), the separator row kept."""
+    cells = _CELL_SPLIT.split(line.strip())[1:-1]
+    if cells and all(_RULE_CELL.match(c) for c in cells):
+        return "|" + "|".join("---" for _ in cells) + "|"
+    out = []
+    for cell in cells:
+        cell = cell.strip().replace("\\|", "|")
+        m = re.match(r"^\*\*(?P<title>.+?)\*\*\s*(?P<markers>(?:\[\s*\d+\s*\]\s*)+)$", cell)
+        if m:
+            out.append(f"**{escape_markdown(m.group('title'))}** {_linked_markers(m.group('markers'), linked, turn)}")
+        else:
+            out.append(_linked_markers(cell, linked, turn))
+    return "| " + " | ".join(out) + " |"
+
+
+# An abstract's inline math ("$\\texttt{LIRS}$"): left as written for the chat's KaTeX to render (escaping
+# it would show the escapes); no markup characters, one line, bounded.
+MATH = re.compile(r"(?<![\\$])\$(?!\s)[^$<>&\n]{1,200}(?<![\s\\])\$(?!\$)")
+
+
+def escape_text(text: str) -> str:
+    """Answer text for Markdown: escaped, except inline math spans, which KaTeX renders."""
+    out, pos = [], 0
+    for m in MATH.finditer(text):
+        out.append(escape_markdown(text[pos : m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(escape_markdown(text[pos:]))
+    return "".join(out)
+
+
 def _linked_markers(text: str, linked: Sequence[int], turn: int) -> str:
     out: list[str] = []
     pos = 0
     for m in MARKER.finditer(text):
-        out.append(escape_markdown(text[pos : m.start()]))
+        out.append(escape_text(text[pos : m.start()]))
         nums = marker_numbers(m.group(0))
         if nums and all(n in linked for n in nums):
             out.append("".join(f"[\\[{n}\\]](#{ANCHOR.format(turn=turn, n=n)})" for n in nums))
         else:
             out.append(escape_markdown(m.group(0)))
         pos = m.end()
-    out.append(escape_markdown(text[pos:]))
+    out.append(escape_text(text[pos:]))
     return "".join(out)
 
 
@@ -288,7 +328,7 @@ def chat_turn(
             if isinstance(ev, Queued):
                 yield pending(f"*Waiting in line: {escape_markdown(ev.message)}…*", panel or sources_html(
                     state="streaming", turn=turn, earlier=earlier))
-            elif isinstance(ev, Condensed) and ev.method != "none":
+            elif isinstance(ev, Condensed) and ev.method != "none" and ev.standalone_question != question:
                 searched = ev.standalone_question
             elif isinstance(ev, Sources):
                 sources = list(ev.sources)

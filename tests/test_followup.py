@@ -1,0 +1,242 @@
+"""Follow-ups about shown papers: how they are read, and the answers made from stored papers alone.
+
+Fast: no model, no store (rows are built here); the same rules on the real corpus and through every
+edge are in tests/test_followups_full.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.admission import PaperText
+from rag.followup import (
+    FollowUp,
+    ShownPaper,
+    Thread,
+    read_followup,
+    reference_entries,
+    shown_papers,
+    thread_of,
+)
+from rag.followup_answer import answer_followup, comparison_rows, split_exclusion
+from rag.papertable import PaperRow
+from rag.types import Answer, Source
+from ui.render import answer_markdown, escape_text
+
+PAPERS = [
+    ("p1", "Words in Motion: Extracting Interpretable Control Vectors for Motion Transformers", "Poster",
+     ["Omer Sahin Tas", "Royden Wagner"],
+     "Transformer-based models generate hidden states that are difficult to interpret. In this work, we analyze "
+     "hidden states and modify them at inference, with a focus on motion forecasting. We further refine our control "
+     "vectors using sparse autoencoders (SAEs). Our experiments reveal high probing accuracy on the Waymo dataset."),
+    ("p2", "Towards Principled Evaluations of Sparse Autoencoders for Interpretability and Control", "Oral",
+     ["Georg Lange", "Neel Nanda", "Aleksandar Makelov"],
+     "Disentangling model activations into features is a central problem in interpretability. We propose to "
+     "evaluate SAEs on specific tasks by comparing them to supervised feature dictionaries. As a case study, we apply "
+     "this framework to the IOI task using GPT-2 Small, with SAEs trained on the OpenWebText dataset. We find that "
+     "SAEs capture interpretable features but fail to control the model."),
+    ("p3", "SAEBench: A Comprehensive Benchmark for Sparse Autoencoders", "Spotlight", ["Adam Karvonen"],
+     "Sparse autoencoders are popular. We introduce SAEBench, a suite of eight evaluations for sparse autoencoders "
+     "trained with reinforcement learning from feedback. Results show that proxy metrics do not predict practical "
+     "performance."),
+    ("p4", "Sparse Autoencoders Do Not Find Canonical Units of Analysis", "Poster", ["Patrick Leask"],
+     "A common goal of interpretability is to find canonical units. We train meta-SAEs on the latents of SAEs. "
+     "We find that larger SAEs learn novel latents."),
+    ("p5", "Sparse Feature Circuits: Discovering and Editing Interpretable Causal Graphs", "Poster", ["Samuel Marks"],
+     "We introduce methods for discovering sparse feature circuits. They improve a classifier's generalization."),
+]
+ROWS = {pid: PaperRow(pid, title, authors, decision, f"https://openreview.net/forum?id={pid}", text)
+        for pid, title, decision, authors, text in PAPERS}
+QUESTION = "Which papers use sparse autoencoders for interpretability?"
+
+
+def thread(focus: tuple[int, ...] = ()) -> Thread:
+    shown = [ShownPaper(number=i, paper_id=pid, title=ROWS[pid].title, listed=i <= 4)
+             for i, pid in enumerate(ROWS, start=1)]
+    return Thread(shown=shown, focus=[shown[n - 1] for n in focus], question=QUESTION,
+                  texts={pid: r.text for pid, r in ROWS.items()})
+
+
+def numbers(f: FollowUp | None) -> list[int]:
+    assert f is not None
+    return [p.number for p in f.papers]
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "refs"),
+    [
+        ("who wrote the second one?", "metadata", [2]),
+        ("what dataset does [3] use?", "detail", [3]),
+        ("and paper 4?", "detail", [4]),
+        ("compare the first two", "compare", [1, 2]),
+        ("how do 1 and 3 differ", "compare", [1, 3]),
+        ("How does 3 differ from 1?", "compare", [3, 1]),
+        ("what's the link to the last one", "metadata", [4]),
+        ("who wrote the last two?", "metadata", [3, 4]),
+        ("what decision did [5] get?", "metadata", [5]),
+        ("how does the SAEBench one work?", "detail", [3]),
+        ("who wrote the canonical units paper?", "metadata", [4]),
+        ("more like the first one", "similar", [1]),
+        ("anything else like SAEBench?", "similar", [3]),
+        ("who wrote these?", "metadata", [1, 2, 3, 4]),
+        ("give me the links", "metadata", [1, 2, 3, 4]),
+        ("which of these is an oral?", "narrow", [1, 2, 3, 4]),
+        ("only the orals and spotlights", "narrow", [1, 2, 3, 4]),
+        ("which use reinforcement learning?", "narrow", [1, 2, 3, 4]),
+        ("just the ones about language models", "narrow", [1, 2, 3, 4]),
+        ("show all", "show_all", [1, 2, 3, 4]),
+        ("ok just show all 27 then", "show_all", [1, 2, 3, 4]),
+        ("what's the title of [12]?", "missing", []),
+        ("who wrote the fifth one?", "metadata", [5]),  # the related papers follow the list
+        ("find related work to [3]", "similar", [3]),
+        ("Can you compare all of them?", "compare", [1, 2, 3, 4]),
+    ],
+)
+def test_references_and_kinds_are_read_against_the_shown_list(question, kind, refs) -> None:
+    f = read_followup(question, thread())
+    assert f is not None and f.kind == kind, f
+    assert numbers(f) == refs
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which papers study protein folding?",
+        "what about papers on diffusion models for audio?",
+        "Are there other papers on graph neural networks?",
+        "Papers that defend against multi-turn jailbreaks?",
+        "what about pruning of LLMs?",
+        "show me all papers on protein folding",
+    ],
+)
+def test_new_questions_are_not_bound_to_the_list(question) -> None:
+    assert read_followup(question, thread()) is None
+
+
+def test_it_and_both_mean_the_papers_of_the_last_turn() -> None:
+    assert numbers(read_followup("who wrote it?", thread(focus=(3,)))) == [3]
+    assert numbers(read_followup("is it a spotlight?", thread(focus=(2,)))) == [2]
+    assert numbers(read_followup("compare them", thread(focus=(2, 4)))) == [2, 4]
+    assert numbers(read_followup("authors of both", thread(focus=(1, 3)))) == [1, 3]
+    assert numbers(read_followup("and their links?", thread(focus=(1, 3)))) == [1, 3]
+    # a narrowing always filters the list, whatever the last turn was about
+    assert numbers(read_followup("which of these are orals?", thread(focus=(1, 3)))) == [1, 2, 3, 4]
+    # "and the third?" repeats the last turn's question for another paper
+    last = read_followup("who wrote the second one?", thread())
+    t = thread(focus=(2,))
+    t.last = last
+    again = read_followup("and the third?", t)
+    assert again is not None and again.kind == "metadata" and again.fields == ["authors"] and numbers(again) == [3]
+
+
+def answer(question: str, t: Thread | None = None) -> Answer:
+    t = t or thread()
+    f = read_followup(question, t)
+    assert f is not None
+    return answer_followup(question, f, {p.paper_id: ROWS[p.paper_id] for p in f.papers}, t.shown, None)
+
+
+def test_metadata_is_the_stored_value_exactly_without_a_model() -> None:
+    a = answer("who wrote the second one?")
+    assert a.mode == "metadata" and not a.llm_called and a.timings.retrieval_ms == 0
+    assert "Georg Lange, Neel Nanda and Aleksandar Makelov" in a.text
+    assert [c.paper_id for c in a.citations] == ["p2"] and a.citations[0].number == 2
+    assert a.intent is not None and a.intent.notes == [
+        "authors of [2] Towards Principled Evaluations of Sparse Autoencoders for Interpretability and Control"]
+    link = answer("link to paper 4")
+    assert "https://openreview.net/forum?id=p4" in link.text and "p1" not in link.text
+    decisions = answer("what decisions did they get?", thread(focus=(2, 3)))
+    assert "decision: Oral" in decisions.text and "decision: Spotlight" in decisions.text
+
+
+def test_removing_a_decision_keeps_the_others() -> None:
+    for question in ("Remove the posters", "no posters please", "only non-posters"):
+        f = read_followup(question, thread())
+        assert f is not None and f.kind == "narrow" and f.decisions == ["Oral", "Spotlight"], question
+
+
+def test_narrowing_by_decision_keeps_exactly_those_and_renumbers() -> None:
+    a = answer("only the orals and spotlights")
+    assert a.followup is not None and a.followup.kept_ids == ["p2", "p3"]
+    assert [(c.number, c.paper_id) for c in a.citations] == [(1, "p2"), (2, "p3")]
+    assert a.text.startswith("2 of the 4 papers shown were accepted as Oral or Spotlight:")
+    none = answer("which of these are posters?", thread())
+    assert none.followup is not None and none.followup.kept_ids == ["p1", "p4"]
+
+
+def test_narrowing_by_topic_keeps_papers_whose_own_sentences_state_it() -> None:
+    a = answer("which of these use reinforcement learning?")
+    assert a.followup is not None and a.followup.kept_ids == ["p3"]
+    assert "trained with reinforcement learning" in a.text  # the sentence that states it
+    none = answer("which of these use diffusion models?")
+    assert none.followup is not None and none.followup.kept_ids == [] and none.citations == []
+    assert none.text.startswith("None of the 4 papers shown meets this")
+    assert split_exclusion("mixture of experts, not vehicle routing") == ("mixture of experts", "vehicle routing")
+
+
+def test_detail_quotes_the_paper_or_says_its_abstract_does_not() -> None:
+    a = answer("what dataset does [2] use?")
+    assert a.mode == "evidence" and [c.paper_id for c in a.citations] == ["p2"]
+    assert "OpenWebText dataset" in a.text
+    missing = answer("what hardware does [4] need?")
+    assert "its abstract does not say (hardware)" in missing.text
+    for c in a.citations + missing.citations:
+        assert c.supporting_text in ROWS[c.paper_id].text  # verbatim
+
+
+def test_comparison_rows_are_verbatim_sentences_by_role() -> None:
+    a = answer("compare the first two")
+    assert a.mode == "evidence" and "| Paper | Problem | Method | Data | Result |" in a.text
+    for pid in ("p1", "p2"):
+        paper = PaperText.of(Source(number=1, paper_id=pid, title=ROWS[pid].title, text=ROWS[pid].text, score=0.0))
+        cells = comparison_rows(paper)
+        assert all(v == "" or v in ROWS[pid].text for v in cells.values())
+    cells = comparison_rows(PaperText.of(Source(number=1, paper_id="p5", title=ROWS["p5"].title,
+                                                text=ROWS["p5"].text, score=0.0)))
+    assert cells["data"] == ""  # nothing is invented for a cell the abstract does not fill
+    shown = answer_markdown(a.text, [1, 2])
+    assert shown.count("\n|") >= 3 and "|---|---|---|---|---|" in shown
+
+
+def test_a_number_that_was_not_shown_is_said_plainly() -> None:
+    a = answer("what's the title of [12]?")
+    assert a.refused and "there is no [12]" in a.text and "[1]–[5]" in a.text
+    assert not any(ch.isdigit() for ch in a.refusal_reason.replace("12", ""))  # no internal scores
+
+
+def test_the_thread_is_read_back_from_text_alone() -> None:
+    """A client that keeps only the messages (the OpenAI route): ids from the reference list's links."""
+    text = ("4 papers here meet this:\n- **A** [1]: x.\n- **B** [2]: y.\n\nRelated, but not meeting every part of "
+            "the question:\n- **C** [3] (not: z): w.\n\n**References**\n\n[1] A — https://x/forum?id=a\n"
+            "[2] B — https://x/forum?id=b\n[3] C (attributed) — https://x/forum?id=c")
+    assert reference_entries(text) == [(1, "A", "https://x/forum?id=a"), (2, "B", "https://x/forum?id=b"),
+                                       (3, "C", "https://x/forum?id=c")]
+    shown = shown_papers(text, [], lambda title, url: url.rsplit("=", 1)[1])
+    assert [(p.number, p.paper_id, p.listed) for p in shown] == [(1, "a", True), (2, "b", True), (3, "c", False)]
+    t = thread_of([("Which papers use X?", "Which papers use X?", shown),
+                   ("who wrote the second one?", "who wrote the second one?", shown[1:2])])
+    assert [p.paper_id for p in t.shown] == ["a", "b", "c"] and [p.paper_id for p in t.focus] == ["b"]
+    assert [p.paper_id for p in t.listed] == ["a", "b"]
+
+
+def test_inline_math_is_left_for_katex_and_everything_else_is_escaped() -> None:
+    text = r"We propose $\texttt{GraphEval}$, costing 5 * 3 <b>x</b> and $ 10 or $x < y$."
+    shown = escape_text(text)
+    assert r"$\texttt{GraphEval}$" in shown  # verbatim: KaTeX renders it
+    assert "&lt;b&gt;" in shown and r"5 \* 3" in shown
+    assert "$x < y$" not in shown  # a "math" span with markup characters is escaped like text
+
+
+def test_a_bad_conversation_file_names_its_line(tmp_path) -> None:
+    from evals.conversations import load_conversations, load_seeds
+    from evals.errors import EvalError
+
+    seeds = load_seeds()
+    bad = tmp_path / "c.jsonl"
+    good = '{"cid": "C1", "sid": "S01", "turns": [{"ask": "q", "kind": "seed"}, {"ask": "a", "kind": "new"}, ' \
+           '{"ask": "b", "kind": "new"}]}'
+    bad.write_text(good + "\n" + good.replace('"new"}]', '"guess"}]') + "\n")
+    with pytest.raises(EvalError, match=r"c\.jsonl:2: unknown kind 'guess'"):
+        load_conversations(bad, seeds)
+    bad.write_text("{not json\n")
+    with pytest.raises(EvalError, match=r"c\.jsonl:1: not JSON"):
+        load_conversations(bad, seeds)
