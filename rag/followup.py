@@ -228,10 +228,12 @@ NEW_LIST = re.compile(
     r"research|approaches|methods)\b|(?:papers?|works?|research|anything|any work)\s+(?:on|about|that|which|for|using|"
     r"with|in|from|where)\b)", re.I)
 _OF_THESE = re.compile(
-    r"\b(?:of|among|from|in)\s+(?:these|those|them|the above|this list|the list|the ones (?:shown|listed|above))\b", re.I)
+    r"\b(?:of|among|from|in)\s+(?:these|those|them|the above|this list|the list|"
+    r"the (?:ones|papers|works|results)\s+(?:shown|listed|above|here|you\s+\w+))\b", re.I)
 _COMPARE = re.compile(
     r"\b(compare|comparing|comparison|contrast|differ|differs|difference|differences|different from|versus|vs\.?|"
-    r"side[- ]by[- ]side|similarities|how do (?:they|these|those) relate)\b", re.I)
+    r"side[- ]by[- ]side|similarities|how do (?:they|these|those) relate|which is (?:better|stronger|faster|best))\b",
+    re.I)
 _SIMILAR = re.compile(
     r"\b(?:more|others?|papers?|anything|something|works?|ones?)\s+(?:else\s+)?(?:like|similar\s+to|related\s+to|resembling|"
     r"along the lines of)\b|\bsimilar\s+(?:to|papers?|works?|ones?)\b|\bneighbou?rs\b|\brelated\s+(?:work|papers?)\b|"
@@ -265,7 +267,7 @@ _FILLER = re.compile(
     r"of these|of them|of those|among these|among them|from these|the above|this list|these|those|them|they|"
     r"ones?|papers?|works?|is|are|was|were|do|does|did|that|which|who|what|here|actually|really|all|any|some|"
     r"(?:work|focus|deal|deals|dealing|focuses|focusing|works|working) (?:on|with)|handle|handles|involve|involves|"
-    r"about|make|makes|the)\b", re.I)
+    r"about|make|makes|the|above|shown|listed)\b", re.I)
 
 
 def _ordinal_index(word: str, n: int) -> int | None:

@@ -22,7 +22,7 @@ from .followup import FollowUp, ShownPaper
 from .grounding import RELATED_HEADING  # noqa: F401  (the heading shown_papers reads back)
 from .papertable import PaperRow
 from .query import QueryIntent
-from .reading import Unit, read
+from .reading import DIRECTIONS, FAMILIES, Unit, family_alternatives, read
 from .roles import OWN
 from .terms import STOPWORDS, TermStats, content_stems, stem, words
 from .types import Answer, AnswerItem, Citation, Source
@@ -35,7 +35,8 @@ _GENERIC = frozenset(
     contribution contributions paper papers one ones it its this that they them their these those do does did
     done what how why which who use uses used using propose proposes proposed approach method methods new
     detail details please me give say says said state states show shows mean means need needs require requires
-    have has get gets actually exactly really solve solves solved address addresses tackle tackles""".split()
+    have has get gets actually exactly really solve solves solved address addresses tackle tackles include
+    includes contain contains cover covers""".split()
 )
 # Cue words of a question and the words a sentence uses to state that thing.
 _CUES: dict[str, tuple[str, ...]] = {
@@ -255,13 +256,20 @@ def split_exclusion(text: str) -> tuple[str, str]:
 
 
 def _states(row: PaperRow, number: int, phrase: str, stats: TermStats | None) -> bool:
-    """Whether a paper's title or own sentences state a phrase (the part of a filter to leave out)."""
+    """Whether a paper is about a phrase (the part of a filter to leave out): a direction ("attacks")
+    as its own action, not a mention ("a defense against attacks"); anything else in its title or
+    the sentences that state its contribution."""
+    paper = PaperText.of(source_of(number, row))
+    stems = {stem(w) for w in words(phrase)}
+    directions = [fam for fam in DIRECTIONS if stems & {stem(m) for m in FAMILIES[fam] if " " not in m}]
+    if directions:
+        units = [Unit(text=fam, alternatives=family_alternatives(fam)) for fam in directions]
+        return states_direction(paper, units) >= FILTER_SHARE
     reading = read(phrase, phrase)
     units = [u for fc in reading.facets for u in fc.units]
     if stats is not None:
         units = weigh(units, stats)
-    paper = PaperText.of(source_of(number, row))
-    return bool(units) and share(units, paper.regions(OWN)) > FILTER_SHARE
+    return bool(units) and share(units, paper.regions(frozenset({"contribution"}))) >= FILTER_SHARE
 
 
 _NEGATED = re.compile(r"^\W*(?:not|don'?t|do not|does not|doesn'?t|did not|didn'?t|no)\s+(.+)$", re.I)

@@ -106,18 +106,23 @@ def test_native_api_and_openai_route_give_the_library_answers(full_rag, sets, li
 
 
 def test_rag_chat_in_the_terminal_gives_the_library_answers(full_rag, sets, library_answers) -> None:
+    """The five conversations in one `rag chat` session, "new" starting each over."""
     _, convs = sets
-    cid = "C01"
-    questions = [convs[cid].seed_question] + [t.ask for t in convs[cid].turns]
+    lines: list[str] = []
+    for cid in library_answers:
+        lines += ["new", convs[cid].seed_question, *(t.ask for t in convs[cid].turns)]
     env = {**os.environ, "RAG_STORE__PATH": str(full_rag.settings.store.path), "RAG_STORE__AUTO_SEED": "false"}
     out = subprocess.run(
-        [sys.executable, "-m", "rag.cli", "--log-level", "WARNING", "chat"], input="\n".join(questions) + "\nexit\n", capture_output=True,
-        text=True, env=env, timeout=600, check=True,
+        [sys.executable, "-m", "rag.cli", "--log-level", "WARNING", "chat"], input="\n".join(lines) + "\nexit\n",
+        capture_output=True, text=True, env=env, timeout=900, check=True,
     ).stdout
-    for answer in library_answers[cid]:
-        assert answer.text.splitlines()[0] in out
-        if answer.followup is not None:
-            assert f"(read as: {answer.followup.note()}" in out
+    sessions = out.split("(new conversation)")[1:]
+    assert len(sessions) == len(library_answers)
+    for session, answers in zip(sessions, library_answers.values()):
+        for answer in answers:
+            assert answer.text.splitlines()[0] in session
+            if answer.followup is not None:
+                assert f"(read as: {answer.followup.note()}" in session
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium (scripts/setup.sh installs it)")
@@ -146,8 +151,8 @@ def test_conversations_in_the_browser(full_rag, sets, library_answers, tmp_path:
                         assert c.supporting_text.split("; ")[0].split(": ", 1)[1] in shown, (cid, q, shown)
                 for c in want.citations[:3]:
                     assert c.title[:40] in shown or c.title[:40] in panel, (cid, q, c.title)
-                if "| Paper | Problem |" in want.text:
-                    assert page.locator("#rag-chat table").count() >= 1  # the comparison is a table
+                if "| Paper | Problem |" in want.text:  # the comparison is a table (rendered after the text)
+                    page.wait_for_selector(f"#rag-chat [data-testid=bot] >> nth={turn - 1} >> table", timeout=30_000)
             page.screenshot(path=str(tmp_path / f"{cid}.png"), full_page=True)
             page.context.close()
         # An abstract's LaTeX ("we propose $\texttt{GraphEval}$") is rendered, not shown as source.
