@@ -111,7 +111,7 @@ def load_conversations(path: Path = CONVERSATIONS, seeds: dict[str, Seed] | None
 def seed_history(seed: Seed, rows: dict[str, Any]) -> list[dict[str, Any]]:
     """The seed's recorded answer as a client holds it: the question, then the answer's text with
     numbered papers (listed, then related under their heading) and its citations."""
-    from rag.grounding import RELATED_HEADING
+    from rag.citations import RELATED_HEADING
 
     lines = [f"{len(seed.listed)} papers here meet this:"] if seed.listed else ["I could not find papers that answer this."]
     citations = []

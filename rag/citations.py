@@ -7,6 +7,10 @@ from typing import Sequence
 
 from .prompts import REFUSAL
 
+# The heading before the papers an answer shows as related (on topic, missing a constraint); a
+# conversation reads the papers numbered after it back as related, not listed (rag.followup).
+RELATED_HEADING = "Related, but not meeting every part of the question:"
+
 # [1], [1, 2], [1][2], [Source 1], [1-2]
 # At most 6 digits a number: "[" + 5,000 digits + "]" is no marker (int() refuses > 4,300 digits).
 MARKER = re.compile(r"\[\s*(?:sources?\s*)?(\d{1,6}(?:\s*(?:,|;|-|–|and)\s*(?:sources?\s*)?\d{1,6})*)\s*\]", re.I)

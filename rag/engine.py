@@ -18,12 +18,12 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from pydantic import ConfigDict, PrivateAttr
 
 from . import prompts
-from .citations import split_sentences
+from .citations import RELATED_HEADING, split_sentences
 from .errors import RagError
 from .events import Event, Final, Sources, Token, final_answer
 from .evidence import Assessment, EvidenceConfig, assess
 from .gate import check_cancelled
-from .grounding import RELATED_HEADING, SentenceGate, count_line, evidence_answer_parts, refusal_text
+from .grounding import SentenceGate, count_line, evidence_answer_parts, refusal_text
 from .limits import check_question
 from .llm import unavailable
 from .retrieve import PaperRetriever, Retrieval

@@ -26,14 +26,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .citations import MARKER, marker_numbers
+from .citations import MARKER, RELATED_HEADING, marker_numbers
 from .query import DECISIONS
 from .terms import STOPWORDS
 
 FollowKind = Literal["metadata", "detail", "narrow", "compare", "similar", "show_all", "missing"]
 MetaField = Literal["authors", "decision", "link", "title"]
 LOCAL_KINDS = frozenset({"metadata", "detail", "narrow", "compare", "missing"})  # no retrieval, no LLM
-RELATED_HEADINGS = ("Related, but not meeting every part of the question", "Closest papers")
 MAX_COMPARED = 6
 
 
@@ -153,7 +152,8 @@ def shown_papers(
     if not papers:
         return []
     body = _body(content)
-    cut = min((i for h in RELATED_HEADINGS if (i := body.find(h)) >= 0), default=len(body))
+    cut = body.find(RELATED_HEADING.rstrip(":"))
+    cut = len(body) if cut < 0 else cut
     before = {n for m in MARKER.finditer(body[:cut]) for n in marker_numbers(m.group(0))}
     after = {n for m in MARKER.finditer(body[cut:]) for n in marker_numbers(m.group(0))}
     return [

@@ -19,7 +19,6 @@ import numpy as np
 from .admission import PaperText, Region, acronyms, expand_units, met, share, states_direction, weigh
 from .evidence import ASKS_BONUS, ROLE_BONUS
 from .followup import FollowUp, ShownPaper
-from .grounding import RELATED_HEADING  # noqa: F401  (the heading shown_papers reads back)
 from .papertable import PaperRow
 from .query import QueryIntent
 from .reading import DIRECTIONS, FAMILIES, Unit, family_alternatives, read
@@ -28,7 +27,6 @@ from .terms import STOPWORDS, TermStats, content_stems, stem, words
 from .types import Answer, AnswerItem, Citation, Source
 
 EmbedFn = Callable[[list[str]], list[list[float]]]
-FIELD_LABEL = {"authors": "authors", "decision": "decision", "link": "link", "title": "title"}
 # Words of a detail question that ask nothing by themselves ("how does it work?", "tell me more").
 _GENERIC = frozenset(
     """tell more about explain describe summarize summarise summary work works working main idea key
@@ -112,7 +110,7 @@ def answer_metadata(question: str, f: FollowUp, rows: dict[str, PaperRow]) -> An
     for p in f.papers:
         row = rows[p.paper_id]
         src = source_of(p.number, row)
-        values = [f"{FIELD_LABEL[x]}: {metadata_value(row, x)}" for x in f.fields]
+        values = [f"{x}: {metadata_value(row, x)}" for x in f.fields]
         line = f"**{_name(row.title)}** [{p.number}]: " + "; ".join(values)
         lines.append(line if len(f.papers) == 1 else f"- {line}")
         sources.append(src)

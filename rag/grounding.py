@@ -56,7 +56,6 @@ def evidence_answer_parts(
     return answer_items, citations
 
 
-RELATED_HEADING = "Related, but not meeting every part of the question:"
 
 
 def count_line(verdict: Assessment, shown: int) -> str:
