@@ -16,7 +16,17 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .admission import PaperText, Region, acronyms, expand_units, met, share, states_direction, weigh
+from .admission import (
+    OPPOSITE,
+    PaperText,
+    Region,
+    acronyms,
+    expand_units,
+    met,
+    share,
+    states_direction,
+    weigh,
+)
 from .evidence import ASKS_BONUS, ROLE_BONUS
 from .followup import FollowUp, ShownPaper
 from .papertable import PaperRow
@@ -193,16 +203,25 @@ def answer_detail(question: str, f: FollowUp, rows: dict[str, PaperRow], embed: 
 
 
 def _places(paper: PaperText, kind: str) -> list[tuple[int | None, Region]]:
-    """Where a paper can state a facet: what it uses (a technique) in its title or own sentences,
-    what it is about anywhere."""
+    """Where a paper can state a facet: what it contributes in its title or contribution sentences,
+    what it uses (a technique) in its title or own sentences, what it is about anywhere."""
+    if kind == "contribution":  # what a contribution sentence says aside, in parentheses, is not it
+        return [(None, paper.title)] + [
+            (i, Region.of(_ASIDE.sub(" ", s))) for i, (s, r) in enumerate(zip(paper.sentences, paper.roles))
+            if r == "contribution"
+        ]
     return [(None, paper.title)] + [
         (i, g) for i, (g, r) in enumerate(zip(paper.sentence_regions, paper.roles)) if kind != "technique" or r in OWN
     ]
 
 
-def telling_facets(
-    facets: Sequence[tuple[str, list[Unit]]], papers: Sequence[PaperText], asked: str = "",
-) -> list[tuple[str, list[Unit]]]:
+_ASIDE = re.compile(r"\([^()]*\)")
+
+
+Facets = Sequence[tuple[str, list[Unit]]]
+
+
+def telling_facets(facets: Facets, papers: Sequence[PaperText], asked: str = "") -> list[tuple[str, list[Unit]]]:
     """A filter's facets without the words that do not tell the list's papers apart: those of the
     list's own question and those every paper states (in a list about RAG, "make RAG cheaper"
     filters by "cheaper"; a facet left without words filters nothing)."""
@@ -210,7 +229,7 @@ def telling_facets(
     out = []
     for kind, units in facets:
         if kind == "direction":
-            out.append((kind, units))
+            out.append((kind, list(units)))
             continue
         regions = [[g for _, g in _places(p, kind)] for p in papers]
         telling = [
@@ -223,20 +242,21 @@ def telling_facets(
     return out
 
 
-def _meets(paper: PaperText, facets: Sequence[tuple[str, list[Unit]]]) -> tuple[bool, int | None]:
-    """Whether a paper states every telling word of a filter, and its sentence that states the first."""
+def _meets(paper: PaperText, facets: Facets) -> tuple[bool, int | None]:
+    """Whether a paper states each facet's telling words in one place (its title or one sentence, not
+    pieced together from words the abstract uses apart), and the sentence that states the first."""
     at: int | None = None
-    for kind, units in facets:
+    for kind, telling in facets:
         if kind == "direction":
-            if states_direction(paper, units) < 0.5:
+            if states_direction(paper, telling) < 0.5:
                 return False, None
             continue
-        places = _places(paper, kind)
-        if share(units, [g for _, g in places]) <= FILTER_SHARE:
+        places = [(i, g) for i, g in _places(paper, kind) if share(telling, [g]) > FILTER_SHARE]
+        if not places:
             return False, None
         if at is None:
-            hits = [i for i, g in places if i is not None and met(units[0], [g])]
-            at = min(hits, key=lambda i: (paper.roles[i] not in OWN, i)) if hits else None
+            own = [i for i, _ in places if i is not None]
+            at = min(own, key=lambda i: (paper.roles[i] not in OWN, i)) if own else None
     return True, at
 
 
@@ -270,6 +290,18 @@ def _states(row: PaperRow, number: int, phrase: str, stats: TermStats | None) ->
     return bool(units) and share(units, paper.regions(frozenset({"contribution"}))) >= FILTER_SHARE
 
 
+def _opposed(wanted: str, unwanted: str) -> bool:
+    """Whether the two parts of "X rather than Y" name opposite directions (defend / attack)."""
+    def fams(text: str) -> set[str]:
+        stems = {stem(w) for w in words(text)}
+        return {fam for fam in DIRECTIONS if stems & {stem(m) for m in FAMILIES[fam] if " " not in m}}
+    theirs = fams(unwanted)
+    return any(fams(" ".join(OPPOSITE.get(fam, ()))) & theirs for fam in fams(wanted))
+
+
+_CONTRIBUTES = re.compile(r"^\W*(?:propose|proposes|introduce|introduces|present|presents|contribute|contributes|"
+                          r"release|releases|build|builds|create|creates|develop|develops)\b", re.I)
+_BASED = re.compile(r"\w[-\s]based\b", re.I)  # "diffusion-based": what a paper uses
 _NEGATED = re.compile(r"^\W*(?:not|don'?t|do not|does not|doesn'?t|did not|didn'?t|no)\s+(.+)$", re.I)
 FILTER_SHARE = 0.5  # a kept paper states more than this weighted share of the filter's telling words (rare words weigh most)
 _USES = re.compile(r"^\W*(?:use|uses|using|used|apply|applies|rely on|relies on|build on|builds on|train with|"
@@ -295,13 +327,18 @@ def answer_narrow(question: str, f: FollowUp, rows: dict[str, PaperRow], stats: 
         wanted, unwanted = split_exclusion(f.ask)
         if unwanted:
             f = f.model_copy(update={"ask": wanted})
-            papers = [(p, row) for p, row in papers if not _states(row, p.number, unwanted, stats)]
+            if not _opposed(wanted, unwanted):  # "defenses rather than attacks": the defence reading decides
+                papers = [(p, row) for p, row in papers if not _states(row, p.number, unwanted, stats)]
+        contributes = bool(_CONTRIBUTES.match(f.ask))
         reading = read(f.ask, f.ask)
         label = reading.describe() or f.ask
         acr = acronyms([f"{row.title}. {row.text}" for _, row in papers])
-        uses = bool(_USES.match(f.ask))
-        facets = [(("technique" if uses else "setting") if fc is reading.topic else fc.kind, expand_units(fc.units, acr))
-                  for fc in reading.facets if fc.required]
+        uses = bool(_USES.match(f.ask) or _BASED.search(question))
+        facets: list[tuple[str, list[Unit]]] = [
+            (("technique" if uses else "setting") if fc is reading.topic else fc.kind, expand_units(fc.units, acr))
+            for fc in reading.facets if fc.required]
+        if contributes:  # "which introduce a benchmark": a benchmark stated as what the paper contributes
+            facets = [("contribution" if kind == "direction" else kind, units) for kind, units in facets]
         if not facets:
             return answer_unclear(question, f)
         if stats is not None:

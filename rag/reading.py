@@ -68,7 +68,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "without finetuning", "without any training", "without additional training", "no training",
         "no retraining", "no fine-tuning", "tuning-free", "zero-shot", "plug-and-play", "post-hoc",
         "inference-time", "test-time", "at inference", "during inference", "at test time", "off-the-shelf",
-        "no additional training", "without further training", "without updating",
+        "no additional training", "without further training", "without updating", "decoding strategy",
+        "decoding method", "decoding algorithm",
     ),
     "inference-time": (
         "inference time", "inference-time", "test time", "test-time", "at inference", "during inference",
@@ -77,7 +78,9 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     ),
     "few-step": ("few steps", "few-step", "fewer steps", "one-step", "one step", "single-step", "single step", "two-step", "few sampling steps", "fewer sampling steps", "few-shot sampling", "single sampling step", "one sampling step"),
     "reinforcement": ("reinforcement learning", "rl", "rlhf", "rlaif", "policy gradient", "policy optimization", "ppo", "grpo", "q-learning", "actor-critic"),
-    "llm": ("llm", "llms", "large language model", "large language models", "language model", "language models"),
+    "llm": ("llm", "llms", "large language model", "large language models", "language model", "language models",
+            "gpt", "llama", "mistral", "qwen", "gemma"),
+    "mobile": ("smartphone", "smartphones", "mobile", "android", "phone", "phones", "ios"),
     "vlm": ("vlm", "vlms", "vision-language", "vision language", "multimodal", "mllm", "mllms", "lvlm", "lvlms"),
     "graph": ("graph", "graphs", "gnn", "gnns", "node", "nodes", "molecular graph"),
     "diffusion": ("diffusion", "denoising", "score-based", "flow matching"),
@@ -131,7 +134,7 @@ _FRAME_EXTRA = frozenset(
     explain describe summarize summarise overview ones one approaches approach methods method techniques
     technique ways way exist existing used best good latest others other kind kinds recent recently
     currently current purely mainly specifically actually really papers' models' get make many much
-    cause causes caused setting settings scenario scenarios say says said another whether""".split()
+    cause causes caused setting settings scenario scenarios say says said another whether like""".split()
 )
 _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
     ("comparison", re.compile(r"\b(?:compare|compared|comparison|versus|vs\.?|differ|difference|better than)\b", re.I)),
@@ -281,7 +284,10 @@ def _phrase_units(words: list[str]) -> list[Unit]:
         for phrase, fam in _PHRASE_FAMILIES:
             n = len(phrase)
             if tuple(words[i : i + n]) == phrase:
-                out.append(Unit(text=" ".join(phrase), alternatives=family_alternatives(fam)))
+                # the phrase's own words alone say less than it ("privacy" is not "differential privacy")
+                own = {stem(p) for p in phrase}
+                alts = [a for a in family_alternatives(fam) if not (len(a) == 1 and a[0] in own)]
+                out.append(Unit(text=" ".join(phrase), alternatives=alts))
                 i += n
                 break
         else:
@@ -303,13 +309,8 @@ def _either(options: list[list[str]]) -> Unit | None:
         texts.append(" ".join(words))
         if len(units) == 1:
             alts += units[0].alternatives
-        else:  # a phrase: its words in order (hyphenated ones as their parts), without edge stop words
-            parts = [p for w in words for p in w.split("-") if p]
-            while parts and not _is_content(parts[0]):
-                parts.pop(0)
-            while parts and not _is_content(parts[-1]):
-                parts.pop()
-            alts.append(tuple(stem(p) for p in parts))
+        else:  # a phrase: its content words in order (hyphenated ones as their parts)
+            alts.append(tuple(stem(p) for w in words for p in w.split("-") if p and _is_content(p)))
     if not alts:
         return None
     return Unit(text=" or ".join(texts), alternatives=list(dict.fromkeys(alts)))

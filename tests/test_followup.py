@@ -173,6 +173,46 @@ def test_narrowing_by_topic_keeps_papers_whose_own_sentences_state_it() -> None:
     assert split_exclusion("mixture of experts, not vehicle routing") == ("mixture of experts", "vehicle routing")
 
 
+OTHER = [
+    ("q1", "Scaling Up Gaussian Splatting Training", "Each Gaussian touches a dynamic subset of pixels. We train on "
+     "large-scale scenes across many GPUs. A diffusion prior helps. Captions are text."),
+    ("q2", "Rendering Dynamic Scenes with Gaussians", "We reconstruct dynamic scenes from monocular video."),
+    ("q3", "PlanSearch: Planning Improves Code Search", "We propose PlanSearch, a search method with strong results "
+     "on LiveCodeBench (a contamination-free benchmark for coding)."),
+    ("q4", "CodeArena: Testing Code Models", "We introduce CodeArena, a benchmark of 500 coding tasks."),
+    ("q5", "Activation Based Detection of Poisoned Samples", "This work studies poisoned sample detection for "
+     "defending against backdoor attacks. Inspired by how backdoor attacks map samples, we develop a detector."),
+    ("q6", "A Stealthy Backdoor Attack on Code Models", "We introduce a new backdoor attack that bypasses existing "
+     "defenses."),
+    ("q7", "Discrete Denoising for Language", "We propose a diffusion model for text. It samples in few steps."),
+]
+OTHER_ROWS = {pid: PaperRow(pid, title, ["A. Author"], "Poster", f"https://openreview.net/forum?id={pid}", text)
+              for pid, title, text in OTHER}
+
+
+def kept(question: str, pids: list[str]) -> list[str]:
+    shown = [ShownPaper(number=i, paper_id=pid, title=OTHER_ROWS[pid].title, listed=True)
+             for i, pid in enumerate(pids, start=1)]
+    t = Thread(shown=shown, focus=[], question="Which papers are about this?",
+               texts={pid: OTHER_ROWS[pid].text for pid in pids})
+    f = read_followup(question, t)
+    assert f is not None and f.kind == "narrow", question
+    a = answer_followup(question, f, {p.paper_id: OTHER_ROWS[p.paper_id] for p in f.papers}, t.shown, None)
+    assert a.followup is not None
+    return a.followup.kept_ids
+
+
+def test_a_filter_is_stated_in_one_place_as_the_papers_own_contribution() -> None:
+    # the filter's words that tell the papers apart, in one sentence: not "diffusion" here and "text" there
+    assert kept("which ones are about text diffusion?", ["q1", "q2", "q7"]) == ["q7"]
+    # a benchmark named in an aside is used, not introduced
+    assert kept("which of these introduce a benchmark?", ["q3", "q4"]) == ["q4"]
+    # "X rather than Y" with opposite directions: judged by the defence, which mentions attacks
+    assert kept("which of these are actually defenses rather than attacks?", ["q5", "q6"]) == ["q5"]
+    # examples after "like" are alternatives of the filter
+    assert kept("which of these look inside the model, like at neurons or pixels?", ["q1", "q2"]) == ["q1"]
+
+
 def test_detail_quotes_the_paper_or_says_its_abstract_does_not() -> None:
     a = answer("what dataset does [2] use?")
     assert a.mode == "evidence" and [c.paper_id for c in a.citations] == ["p2"]

@@ -63,7 +63,7 @@ def test_written_conversations_meet_the_targets_and_the_known_bad_fails(full_rag
     r = results["product"]
     assert r["kind"] >= 0.95 and r["refs"] >= 0.95 and r["new"] >= 0.95, r
     assert r["metadata"] == 1.0, [d for d in details["product"] if d["metadata_ok"] is False]
-    assert r["narrow"] >= 0.65, r  # floor of the measured 0.71 (target 0.95: see docs/conversations.md)
+    assert r["narrow"] >= 0.84, r  # floor of the measured 0.889 (target 0.95: see docs/conversations.md)
     assert bad["known-bad"]["refs"] <= 0.1 and bad["known-bad"]["metadata"] == 0.0
     assert results["known-bad: all bound"]["new"] == 0.0
 
@@ -160,7 +160,7 @@ def test_conversations_in_the_browser(full_rag, sets, library_answers, tmp_path:
         page.goto(srv.url, wait_until="load")
         page.wait_for_selector("#rag-input textarea", timeout=60_000)
         _ask(page, "What is GraphEval?", 1)
-        assert page.locator("#rag-chat .katex").count() >= 1
+        page.wait_for_selector("#rag-chat .katex", timeout=30_000)  # KaTeX renders after the text arrives
         assert "texttt" not in page.locator("#rag-chat [data-testid=bot]").first.inner_text()
         page.context.close()
         browser.close()
