@@ -235,7 +235,10 @@ _QUANTITY = re.compile(
 )
 _CLAIM = re.compile(
     r"\b(?:(?:shows?|showed|demonstrates?|demonstrated|finds?|found|claims?|establishes?|argues?|"
-    r"confirms?|reports?)\s+that|(?:proves?|proved|disproves?|solves?|solved)(?:\s+that)?)\s+"
+    r"confirms?|reports?)\s+that|(?:proves?|proved|disproves?|solves?|solved)(?:\s+that)?|"
+    # "shows a quantum network training exponentially faster than GPUs": a comparison or an absolute
+    # stated of what is shown is a claim too, with or without "that"
+    r"(?:shows?|showed|demonstrates?|demonstrated|reports?|reported)(?=\s+(?:a|an|the)\s[^?]*\b(?:than|always|never)\b))\s+"
     r"(?P<claim>.+?)\s*[?.!]*$",
     re.I,
 )

@@ -11,7 +11,7 @@ import pytest
 from rag.corpus import load_many, load_papers, seed_path
 from rag.errors import CorpusError
 
-from .conftest import DATA, SEED_CORPUS
+from .conftest import DATA, SHARED_SEED, need
 
 
 def _records(n: int) -> list[dict]:
@@ -25,7 +25,7 @@ def _records(n: int) -> list[dict]:
 
 def test_builtin_seed_corpus_is_the_shared_seed() -> None:
     ours = load_papers(seed_path())
-    theirs = load_papers(SEED_CORPUS)
+    theirs = load_papers(need(SHARED_SEED))
     assert len(ours.papers) == 19
     assert ours.papers == theirs.papers
 
@@ -42,7 +42,7 @@ def test_full_corpus_keeps_latex_and_unicode_byte_for_byte(full_corpus: Path) ->
 
 
 def test_accepted_skips_records_without_abstract_and_counts_them() -> None:
-    report = load_papers(DATA / "iclr2025" / "accepted.jsonl")
+    report = load_papers(need(DATA / "iclr2025" / "accepted.jsonl"))
     assert len(report.papers) == 2115
     assert report.skipped == {"no abstract": 1589}
 

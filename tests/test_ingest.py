@@ -19,7 +19,7 @@ from rag.corpus import load_papers
 from rag.errors import CorpusError, RagError
 from rag.store import PaperStore
 
-from .conftest import REPO, SEED_CORPUS
+from .conftest import FULL_CORPUS, SEED_CORPUS, need
 
 
 def _snapshot(store: PaperStore) -> list[tuple[str, str, str | None]]:
@@ -108,7 +108,7 @@ def test_long_abstract_is_covered_by_overlapping_windows_within_the_model_limit(
 def test_malformed_line_7_leaves_store_exactly_as_it_was(empty_rag: RAG, tmp_path: Path) -> None:
     empty_rag.ingest([SEED_CORPUS], progress=False)
     before = _snapshot(empty_rag.store)
-    lines = (REPO.parent / "shared/data/iclr2025/papers.jsonl").read_text().splitlines()[:20]
+    lines = need(FULL_CORPUS).read_text().splitlines()[:20]
     lines[6] = lines[6][:-15]  # truncate line 7
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines) + "\n", encoding="utf-8")

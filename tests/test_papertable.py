@@ -23,7 +23,7 @@ from rag.papertable import BM25_STOPWORDS, PaperTable, TableStamp, bm25_tokens
 from rag.settings import RetrievalSettings, StoreSettings
 from rag.store import PaperStore, paper_table_path
 
-from .conftest import FULL_CORPUS, REPO, SEED_CORPUS, write_jsonl
+from .conftest import FULL_CORPUS, REPO, SEED_CORPUS, need, write_jsonl
 
 SEED = [json.loads(line) for line in SEED_CORPUS.read_text(encoding="utf-8").splitlines()]
 
@@ -31,7 +31,7 @@ SEED = [json.loads(line) for line in SEED_CORPUS.read_text(encoding="utf-8").spl
 def _new_papers(n: int) -> list[dict]:
     seed_ids = {p["id"] for p in SEED}
     out = []
-    with FULL_CORPUS.open(encoding="utf-8") as f:
+    with need(FULL_CORPUS).open(encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
             if rec["id"] not in seed_ids:

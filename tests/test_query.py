@@ -7,13 +7,14 @@ import random
 import statistics
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
 from rag.query import Catalog, QueryIntent, parse, strip_frame
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "iclr2025" / "papers.jsonl"
+from .conftest import FULL_CORPUS, need
+
+CORPUS = FULL_CORPUS
 
 PAPERS = [
     (
@@ -364,9 +365,7 @@ class TestRobustness:
 
 
 def _corpus() -> list[dict]:
-    assert CORPUS.exists(), (
-        f"real corpus metadata missing: expected {CORPUS} (keys id, title, authors, decision)"
-    )
+    need(CORPUS)
     return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 

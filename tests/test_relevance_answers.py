@@ -80,12 +80,22 @@ def test_a_list_answer_says_how_many_papers_meet_it_and_can_show_all(full_rag) -
     [
         "Which paper trains a one-trillion-parameter model on a single GPU?",
         "Which paper shows that machine unlearning reliably removes the effects of poisoned training data?",
+        "Which paper shows a quantum neural network training on ImageNet exponentially faster than GPUs?",
     ],
 )
 def test_a_false_premise_is_named_before_any_closest_paper(full_rag, question) -> None:
     a = full_rag.ask(question)
     assert a.refused and not a.items, a.text
     assert "No ICLR 2025 abstract here states" in a.text.split("\n")[0], a.text
+
+
+def test_a_claim_is_what_is_shown_that_or_a_comparison_shown_of_something() -> None:
+    from rag.evidence import asserted_claim
+
+    assert asserted_claim("Which paper shows that SAEs find canonical units?") == "SAEs find canonical units"
+    assert asserted_claim("Which paper shows a network training exponentially faster than GPUs?") == (
+        "a network training exponentially faster than GPUs")
+    assert asserted_claim("Which paper shows a new method for pruning?") is None  # what it shows, not a claim
 
 
 def test_a_refusal_about_a_named_paper_says_what_the_paper_is_about(full_rag) -> None:

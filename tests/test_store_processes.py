@@ -25,7 +25,7 @@ from rag import RAG, Settings
 from rag.adapt import AdaptConfig
 from rag.store import REVISION_FILE, PaperStore, StoreBusyError
 
-from .conftest import FULL_CORPUS, REPO, SEED_CORPUS, write_jsonl
+from .conftest import FULL_CORPUS, REPO, SEED_CORPUS, need, write_jsonl
 
 SEED = [json.loads(line) for line in SEED_CORPUS.read_text(encoding="utf-8").splitlines()]
 
@@ -34,7 +34,7 @@ def _new_papers(n: int, skip: int = 0) -> list[dict]:
     """Papers of the full corpus that are not in the seed corpus."""
     seed_ids = {p["id"] for p in SEED}
     out: list[dict] = []
-    with FULL_CORPUS.open(encoding="utf-8") as f:
+    with need(FULL_CORPUS).open(encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
             if rec["id"] not in seed_ids:
