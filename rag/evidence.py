@@ -535,7 +535,9 @@ def assess(
         matching = ranked + [n for n in matching if n not in ranked]
     if intent.named:
         items = [it for it in items if it.number in intent.named] + [it for it in items if it.number not in intent.named]
-        if query is not None and query.kind == "named" and not intent.kind == "list":
+        # "How does NoPoSplat …?" names one paper by the name its abstract gives it: the question is about it
+        about_one = len(intent.named) == 1 and not list_question and any(it.number in intent.named for it in items)
+        if intent.kind != "list" and ((query is not None and query.kind == "named") or about_one):
             items = [it for it in items if it.number in intent.named]  # the question is about that paper
     if single and strict:
         limit = min(limit, 3)

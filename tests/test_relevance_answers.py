@@ -98,6 +98,13 @@ def test_a_claim_is_what_is_shown_that_or_a_comparison_shown_of_something() -> N
     assert asserted_claim("Which paper shows a new method for pruning?") is None  # what it shows, not a claim
 
 
+def test_a_how_question_about_a_paper_named_as_its_abstract_names_it_shows_that_paper_only(full_rag) -> None:
+    # "NoPoSplat" is not in the title ("No Pose, No Problem: …"); the abstract introduces it
+    a = full_rag.ask("How does NoPoSplat reconstruct 3D Gaussian scenes from sparse images without known camera poses?")
+    assert [it.title[:19] for it in a.items] == ["No Pose, No Problem"], a.text
+    assert_every_cited_sentence_supported(a)
+
+
 def test_a_refusal_about_a_named_paper_says_what_the_paper_is_about(full_rag) -> None:
     a = full_rag.ask("How many GPUs were used to train LeanAgent?")
     assert a.refused and a.related and a.related[0].title.startswith("LeanAgent"), a.text
