@@ -46,6 +46,7 @@ def adapted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     return store, before
 
 
+@pytest.mark.slow
 def test_ingest_records_the_bundled_model_in_the_store(tmp_path: Path) -> None:
     rag = RAG(_settings(tmp_path / "chroma"))
     assert rag.store.model_record() is None  # empty: any model may write it
@@ -55,6 +56,7 @@ def test_ingest_records_the_bundled_model_in_the_store(tmp_path: Path) -> None:
     assert len(record.fingerprint) == 16
 
 
+@pytest.mark.slow
 def test_a_store_refuses_a_model_that_did_not_write_it(adapted: tuple[Path, dict], tmp_path: Path) -> None:
     store, _ = adapted
     rag = RAG(_settings(store, model_path=bundled_model_path()))
@@ -111,6 +113,7 @@ def test_a_new_process_uses_the_store_s_adapted_model(adapted: tuple[Path, dict]
     assert report.unchanged == 19 and report.chunks_written == 0
 
 
+@pytest.mark.slow
 def test_failed_adapt_leaves_the_store_and_its_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rag = RAG(_settings(tmp_path / "chroma"))
     rag.ingest([SEED_CORPUS], progress=False)

@@ -93,6 +93,7 @@ def gen_rag(seed_rag):
     return RAG(seed_rag.settings.model_copy(update={"answer": seed_rag.settings.answer.model_copy(update={"mode": "generative"})}))
 
 
+@pytest.mark.slow
 def test_graph_question_is_answered_from_the_evidence(seed_rag) -> None:
     answer = seed_rag.ask(GRAPH_Q)
     assert not answer.refused and answer.mode == "evidence" and not answer.llm_called

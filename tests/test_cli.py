@@ -20,6 +20,7 @@ def rag_cli(*args: str, env: dict | None = None, timeout: float = 300) -> subpro
                           env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_every_command_has_help() -> None:
     from rag.cli import build_parser
 
@@ -31,6 +32,7 @@ def test_every_command_has_help() -> None:
         assert out.returncode == 0 and "usage: rag" in out.stdout, name
 
 
+@pytest.mark.slow
 def test_help_and_the_package_import_load_neither_llama_index_nor_the_server() -> None:
     """`import rag` and `rag --help` stay light (~0.3 s): the public names load on first use."""
     code = (
@@ -59,6 +61,7 @@ def test_a_command_that_cannot_be_imported_is_an_error_not_missing() -> None:
     assert out.returncode == 1 and out.stderr.startswith("error: `rag eval` is unavailable: importing evals.cli")
 
 
+@pytest.mark.slow
 def test_ask_prints_answer_and_numbered_sources_and_json() -> None:
     out = rag_cli("ask", GRAPH_Q)
     assert out.returncode == 0, out.stderr
@@ -110,6 +113,7 @@ def test_chat_command_condenses_follow_ups_starts_over_and_survives_errors(
         assert f"[1] {lean}" in call.text
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_nonzero(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(['{"id": "a", "title": "t", "abstract": "x"}'] * 6 + ["{oops"]) + "\n")

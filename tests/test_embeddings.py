@@ -28,6 +28,7 @@ def texts(full_corpus) -> list[str]:
     return abstracts + [a.split(". ")[0] for a in abstracts[:20]] + ["spurious correlations in VLMs"]
 
 
+@pytest.mark.slow
 def test_the_vectors_are_sentence_transformers_vectors(texts) -> None:
     from sentence_transformers import SentenceTransformer
 
@@ -57,6 +58,7 @@ def test_an_unsupported_model_layout_is_a_clear_error(tmp_path) -> None:
         read_layout(model)
 
 
+@pytest.mark.slow
 def test_a_process_answering_questions_never_imports_sentence_transformers_or_transformers(tmp_path) -> None:
     """Their imports (with scikit-learn, SciPy, torch.distributed) cost ~6 s of CPU at every process
     start; the encoder runs on torch and tokenizers (rag/bert.py)."""

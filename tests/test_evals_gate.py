@@ -67,6 +67,7 @@ def test_shipped_ci_thresholds_parse():
     assert rules and all(r.pattern.count("/") == 2 for r in rules)
 
 
+@pytest.mark.slow
 def test_cli_gate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     """A real retrieval run on the seed corpus: a trivial gate passes, an impossible one fails."""
     trivial = _file(tmp_path, {"seed_qa/dense/recall@5": 0.0, "seed_qa/dense/ndcg@10": 0.0}, "trivial.json")

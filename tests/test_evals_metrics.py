@@ -128,3 +128,17 @@ def test_bootstrap_ci():
     assert bootstrap_ci(vals, seed=0) == (lo, hi)  # deterministic
     wide = bootstrap_ci([0.0, 1.0] * 5, seed=0)
     assert wide[1] - wide[0] > hi - lo
+
+
+def test_report_plots_are_written_for_the_sections_a_report_has(tmp_path) -> None:
+    from evals.plots import HEADLINE_ANSWER, HEADLINE_RETRIEVAL, write_plots
+
+    stat = {"mean": 0.8, "ci": [0.7, 0.9]}
+    report = {
+        "retrieval": {"seed_qa": {"dense": {"metrics": {HEADLINE_RETRIEVAL[0]: stat}}}},
+        "answers": {"seed_qa": {"answer-hybrid": {"metrics": {HEADLINE_ANSWER[0]: stat},
+                                                  "latency_samples": {"ttft_ms": [10.0, 20.0], "total_ms": [30.0, 45.0]}}}},
+    }
+    made = write_plots(report, tmp_path / "plots")
+    assert set(made) == {"retrieval", "answers", "latency"}  # no calibration section, no calibration plot
+    assert all(p.is_file() and p.read_bytes()[:4] == b"\x89PNG" for p in made.values())

@@ -34,6 +34,7 @@ def _quality(flat: dict[str, float]) -> dict[str, float]:
     return {k: v for k, v in flat.items() if not k.endswith(("_p50", "_p95"))}
 
 
+@pytest.mark.slow
 def test_resumed_run_gives_the_same_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     cfg = EvalSettings()
     straight = Evaluation(_config(tmp_path / "a")).run(progress=False)

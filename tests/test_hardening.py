@@ -154,6 +154,7 @@ def _counts(env: dict[str, str]) -> tuple[int, int]:
     return stats["papers"], stats["chunks"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(BAD_FILES))
 def test_a_bad_corpus_file_is_one_clean_line_and_the_store_is_unchanged(
     case: str, ingested: dict[str, str], tmp_path: Path
@@ -190,6 +191,7 @@ EVIL = {
 }
 
 
+@pytest.mark.slow
 def test_cli_output_shows_control_characters_instead_of_sending_them(tmp_path: Path) -> None:
     env = {"RAG_STORE__PATH": str(tmp_path / "chroma"), "RAG_STORE__AUTO_SEED": "false"}
     corpus = tmp_path / "evil.jsonl"

@@ -42,6 +42,7 @@ def empty_rag(tmp_path: Path) -> RAG:
     return RAG(Settings(store={"path": tmp_path / "chroma", "auto_seed": False}))
 
 
+@pytest.mark.slow
 def test_first_use_seeds_and_reingest_adds_nothing(tmp_path: Path) -> None:
     rag = RAG(Settings(store={"path": tmp_path / "chroma"}))
     assert rag.stats()["papers"] == 19
@@ -51,6 +52,7 @@ def test_first_use_seeds_and_reingest_adds_nothing(tmp_path: Path) -> None:
     assert _snapshot(rag.store) == before
 
 
+@pytest.mark.slow
 def test_changed_abstract_replaces_old_chunks_and_remove(empty_rag: RAG, tmp_path: Path) -> None:
     rag = empty_rag
     rag.ingest([SEED_CORPUS], progress=False)
@@ -105,6 +107,7 @@ def test_long_abstract_is_covered_by_overlapping_windows_within_the_model_limit(
     assert source.paper_id == "long1" and source.text == rec["abstract"]  # the whole abstract, once
 
 
+@pytest.mark.slow
 def test_malformed_line_7_leaves_store_exactly_as_it_was(empty_rag: RAG, tmp_path: Path) -> None:
     empty_rag.ingest([SEED_CORPUS], progress=False)
     before = _snapshot(empty_rag.store)

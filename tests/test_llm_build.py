@@ -147,6 +147,7 @@ def test_a_restored_prefix_answers_exactly_as_a_kept_one(local_llm: LocalLlamaCp
     assert runs[0] == runs[1]
 
 
+@pytest.mark.slow
 def test_weight_copies_are_made_once_and_f16_answers_exactly_as_the_bundled_file(tmp_path, monkeypatch) -> None:
     """RAG_LLM__LOCAL_WEIGHTS: copies of the bundled Q4_1 file in another format, made once in the
     cache. The f16 copy's greedy output equals the bundled file's; the q8_0 and q4_0 copies (q4_0, the

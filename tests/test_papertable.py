@@ -65,6 +65,7 @@ def _ids(rag: RAG, query: str, mode: str = "bm25", k: int = 5) -> list[str]:
     return [s.paper_id for s in rag.retrieve(query, top_k=k, retriever=mode).sources]  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_ingest_and_remove_update_the_table_without_a_scan(store: Path, tmp_path: Path, scans: list[int]) -> None:
     rag = _rag(store)
     assert rag.stats()["papers"] == 19
@@ -88,6 +89,7 @@ def test_ingest_and_remove_update_the_table_without_a_scan(store: Path, tmp_path
     assert n == 21 and df["quokka"] == 1 and df["zyxwvutian"] == 1
 
 
+@pytest.mark.slow
 def test_a_new_process_opens_the_table_without_scanning_the_store(store: Path) -> None:
     code = (
         "import sys, json\n"

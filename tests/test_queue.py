@@ -157,6 +157,7 @@ def test_a_repeat_waiting_in_line_is_served_from_the_cache_when_the_first_is_ans
     assert events[-1].answer.citations == answers[0].citations
 
 
+@pytest.mark.slow
 def test_any_write_to_the_store_invalidates_the_cache(tmp_path) -> None:
     """Real store, embeddings and evidence answers: a remove here, then an ingest by another RAG
     (as another process would) both make the next asking a miss."""

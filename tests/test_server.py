@@ -182,6 +182,7 @@ def test_api_key_protects_the_api_but_not_health(rag: RAG) -> None:
         assert ids == ["iclr-rag"]
 
 
+@pytest.mark.slow
 def test_ui_login_when_ui_auth_is_set(rag: RAG) -> None:
     with running(rag, ServerSettings(port=0, ui_auth="alice:pa55word")) as srv:
         with httpx.Client(base_url=srv.url) as http:

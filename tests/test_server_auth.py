@@ -201,6 +201,7 @@ REFUSED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_rag_serve_refuses_settings_that_leave_a_route_open(tmp_path: Path, case: str) -> None:
     env, args, message = REFUSED[case]

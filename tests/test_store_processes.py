@@ -152,6 +152,7 @@ class _CliProcess:
 
 
 # -- a running process sees the others' writes --------------------------------------------------------
+@pytest.mark.slow
 def test_a_running_rag_sees_another_process_remove_and_ingest_without_restart(store: Path, tmp_path: Path) -> None:
     other = _CliProcess(store, tmp_path / "b.log")  # process B (starts while A loads)
     try:
@@ -196,6 +197,7 @@ def test_two_rags_in_one_process_see_each_others_writes_without_reopening(store:
     assert a.store._conn.generation == generation  # this process's own write: its client is current
 
 
+@pytest.mark.slow
 def test_a_running_rag_follows_the_model_another_writer_adapted_the_store_to(store: Path) -> None:
     reader, writer = _rag(store), _rag(store)
     reader.retrieve("synthetic data", top_k=3)
@@ -208,6 +210,7 @@ def test_a_running_rag_follows_the_model_another_writer_adapted_the_store_to(sto
 
 
 # -- writers take turns ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_second_writer_waits_or_reports_the_store_busy(store: Path, tmp_path: Path) -> None:
     first, second = _new_papers(2)
     holder = PaperStore(Settings(store={"path": store}).store)
@@ -236,6 +239,7 @@ def test_a_second_writer_waits_or_reports_the_store_busy(store: Path, tmp_path: 
     assert _consistent_papers(store) == {p["id"] for p in SEED} | {second["id"]}
 
 
+@pytest.mark.slow
 def test_two_writers_at_once_both_finish_and_the_store_is_consistent(store: Path, tmp_path: Path) -> None:
     batches = [_new_papers(6), _new_papers(6, skip=6)]
     procs = [subprocess.Popen(_rag_cli("ingest", "--no-progress", str(write_jsonl(tmp_path / f"{i}.jsonl", papers))),
@@ -299,6 +303,7 @@ def test_a_read_only_store_gives_one_error_line_and_stays_as_it_was(store: Path,
     assert _snapshot(store) == before
 
 
+@pytest.mark.slow
 def test_a_full_disk_gives_one_error_line_and_loses_nothing(store: Path, tmp_path: Path) -> None:
     papers = _new_papers(20)  # more than the ~19 free pages of the seeded store's database hold
     corpus = write_jsonl(tmp_path / "new.jsonl", papers)

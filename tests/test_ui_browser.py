@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -182,6 +183,11 @@ def test_list_answer_titles_match_the_sources_panel_numbers(server, browser, tmp
     outside: list[str] = []
     page = _open(browser, server.url, outside)
     _ask(page, LIST_Q, turn=1)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    # the list is drawn again while its LaTeX is rendered: give it the time to settle
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function("document.querySelectorAll('#rag-chat [data-testid=bot] li').length >= 2", timeout=30_000)
     items = page.locator("#rag-chat [data-testid=bot] li")
     assert items.count() >= 2, page.inner_text("#rag-chat")
     for i in range(items.count()):

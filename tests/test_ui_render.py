@@ -208,3 +208,13 @@ def test_a_session_keeps_at_most_its_last_turns(seed_rag) -> None:
     last = list(chat_turn(seed_rag, "What is the capital of Spain?", full))[-1]
     assert len(last.turns) == SESSION_TURNS
     assert last.turns[0]["question"] == "question 1" and last.turns[-1]["question"] == "What is the capital of Spain?"
+
+
+def test_the_chat_screen_is_built_with_every_control_the_browser_tests_drive(seed_rag) -> None:
+    """Fast: the Gradio Blocks of ui.app (served and driven in tests/test_ui_browser.py)."""
+    from ui.app import build_ui
+
+    blocks = build_ui(seed_rag)
+    ids = {c.get("props", {}).get("elem_id") for c in blocks.config["components"]}
+    assert {"rag-status", "rag-chat", "rag-input", "rag-send", "rag-copy", "rag-clear", "rag-sources",
+            "rag-decisions", "rag-topk", "rag-all"} <= ids
