@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -53,6 +54,11 @@ def add_eval_command(sub: Any) -> None:
     )
     p.add_argument("--preset", choices=["dev", "ci", "answers"], help="a named run (see above)")
     p.add_argument("--corpus", help="corpus file ingested into the eval store (.jsonl, .json, .csv)")
+    p.add_argument(
+        "--store", type=Path, default=None,
+        help="eval store directory shared by runs with other --out folders: a corpus it already holds "
+        "(same file, same embedding model) is not ingested again (default: <out>/store)",
+    )
     p.add_argument(
         "--dataset",
         action="append",
@@ -251,7 +257,7 @@ def build_run_config(args: argparse.Namespace) -> RunConfig:
     if args.answer_retrievers:
         fields["answer_retrievers"] = parse_retrievers(args.answer_retrievers)
         fields.setdefault("answers", True)
-    for name in ("depth", "limit", "out"):
+    for name in ("depth", "limit", "out", "store"):
         if getattr(args, name) is not None:
             fields[name] = getattr(args, name)
     if args.answer_limit is not None:

@@ -38,6 +38,11 @@ class RunConfig(BaseModel):
         "mostly refused before the LLM, are all asked); None: all.",
     )
     out: Path = Field(DEFAULT_OUT, description="Output directory: store, cache, report.")
+    store: Path | None = Field(
+        None,
+        description="Eval store directory shared by runs (a collection per corpus file; the ingest of a "
+        "corpus it already holds adds nothing); None: `out`/store.",
+    )
     preset: str | None = None
 
     @field_validator("retrievers", "answer_retrievers")

@@ -66,10 +66,12 @@ def _prompts_hash() -> str:
     return fingerprint({p.name: p.read_text(encoding="utf-8") for p in files})
 
 
-def eval_settings_for(settings: Settings, out: Path, corpus_sha: str) -> Settings:
-    """The user's settings with the store moved into the output directory (never the user's store)."""
+def eval_settings_for(settings: Settings, out: Path, corpus_sha: str, store_dir: Path | None = None) -> Settings:
+    """The user's settings with the store moved into the output directory, or into `store_dir` that
+    several runs share (never the user's store). The store records the embedding model that wrote it
+    and refuses another, so a shared store is reused only for the same corpus and model."""
     store = StoreSettings(
-        path=out / "store",
+        path=store_dir if store_dir is not None else out / "store",
         chroma_url=None,
         collection=f"eval_{corpus_sha[:12]}",
         auto_seed=False,
@@ -93,7 +95,7 @@ class Evaluation:
         self.out = Path(run.out)
         self.corpus_path = Path(run.corpus)
         self.corpus_sha = file_sha256(self.corpus_path) if self.corpus_path.is_file() else ""
-        self.settings = eval_settings_for(settings or Settings(), self.out, self.corpus_sha)
+        self.settings = eval_settings_for(settings or Settings(), self.out, self.corpus_sha, run.store)
         self.rag: RAG | None = None
 
     # -- setup ------------------------------------------------------------------------------

@@ -33,6 +33,9 @@ def test_presets_and_overrides():
         _args("--corpus", "c.jsonl", "--dataset", "a", "--dataset", "b", "--top-k", "20")
     )
     assert custom.datasets == ["a", "b"] and custom.ks == [1, 5, 10] and not custom.answers
+    assert custom.store is None  # the output folder's own store
+    shared = build_run_config(_args("--preset", "dev", "--store", "/tmp/eval-stores"))
+    assert str(shared.store) == "/tmp/eval-stores"
 
 
 @pytest.mark.parametrize(

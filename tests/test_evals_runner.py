@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,19 @@ def test_eval_store_lives_in_the_output_dir(tmp_path: Path):
     ).run(progress=False)
     assert (tmp_path / "out" / "store").is_dir()
     assert not (tmp_path / "chroma").exists()  # the (test-local) default store was never opened
+
+
+def test_runs_with_other_output_folders_share_one_eval_store(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    def run(out: str) -> None:
+        Evaluation(RunConfig(corpus=seed_path(), datasets=["seed_qa"], retrievers=["dense"], depth=5,
+                             out=tmp_path / out, limit=2, store=tmp_path / "shared")).run(progress=False)
+
+    with caplog.at_level(logging.INFO, logger="evals.runner"):
+        run("first")
+        run("second")
+    ingests = [r.getMessage() for r in caplog.records if r.getMessage().startswith("eval store:")]
+    assert ingests == ["eval store: 19 added, 0 unchanged papers", "eval store: 0 added, 19 unchanged papers"]
+    assert not (tmp_path / "first" / "store").exists() and not (tmp_path / "second" / "store").exists()
 
 
 def test_a_changed_dataset_is_recomputed(tmp_path: Path):
