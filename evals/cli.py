@@ -158,7 +158,6 @@ def run_support_check(out: Any = sys.stdout) -> int:
 def run_relevance(settings: Settings, args: argparse.Namespace, out: Any = sys.stdout) -> int:
     """Score the product's answers against the relevance labels; print and write the comparison."""
     import json
-    from pathlib import Path
 
     from rag import RAG
 
@@ -204,7 +203,6 @@ def run_relevance(settings: Settings, args: argparse.Namespace, out: Any = sys.s
 def run_conversations(settings: Settings, args: argparse.Namespace, out: Any = sys.stdout) -> int:
     """Score follow-ups against the written conversations; print and write the comparison."""
     import json
-    from pathlib import Path
 
     from rag import RAG
 

@@ -278,8 +278,8 @@ def _states(row: PaperRow, number: int, phrase: str, stats: TermStats | None) ->
     as its own action, not a mention ("a defense against attacks"); anything else in its title or
     the sentences that state its contribution."""
     paper = PaperText.of(source_of(number, row))
-    stems = {stem(w) for w in words(phrase)}
-    directions = [fam for fam in DIRECTIONS if stems & {stem(m) for m in FAMILIES[fam] if " " not in m}]
+    named = _directions(phrase)
+    directions = [fam for fam in DIRECTIONS if fam in named]  # in DIRECTIONS order, as states_direction reads the first
     if directions:
         units = [Unit(text=fam, alternatives=family_alternatives(fam)) for fam in directions]
         return states_direction(paper, units) >= FILTER_SHARE
@@ -290,13 +290,16 @@ def _states(row: PaperRow, number: int, phrase: str, stats: TermStats | None) ->
     return bool(units) and share(units, paper.regions(frozenset({"contribution"}))) >= FILTER_SHARE
 
 
+def _directions(text: str) -> set[str]:
+    """The directions (defend, attack, detect …) whose words a text uses."""
+    stems = {stem(w) for w in words(text)}
+    return {fam for fam in DIRECTIONS if stems & {stem(m) for m in FAMILIES[fam] if " " not in m}}
+
+
 def _opposed(wanted: str, unwanted: str) -> bool:
     """Whether the two parts of "X rather than Y" name opposite directions (defend / attack)."""
-    def fams(text: str) -> set[str]:
-        stems = {stem(w) for w in words(text)}
-        return {fam for fam in DIRECTIONS if stems & {stem(m) for m in FAMILIES[fam] if " " not in m}}
-    theirs = fams(unwanted)
-    return any(fams(" ".join(OPPOSITE.get(fam, ()))) & theirs for fam in fams(wanted))
+    theirs = _directions(unwanted)
+    return any(_directions(" ".join(OPPOSITE.get(fam, ()))) & theirs for fam in _directions(wanted))
 
 
 _CONTRIBUTES = re.compile(r"^\W*(?:propose|proposes|introduce|introduces|present|presents|contribute|contributes|"
