@@ -156,18 +156,20 @@ def weigh(units: Sequence[Unit], stats: TermStats) -> list[Unit]:
     return out
 
 
-def _has(region: Region, alt: tuple[str, ...]) -> bool:
-    """A word anywhere in the region; a phrase as consecutive words."""
+def _has(region: Region, alt: tuple[str, ...], together: bool = False) -> bool:
+    """A word anywhere in the region; a phrase as consecutive words (together: anywhere in it)."""
     if len(alt) == 1:
         return alt[0] in region.stems
     if not set(alt) <= region.stems:
         return False
+    if together:
+        return True
     n = len(alt)
     return any(region.seq[i : i + n] == alt for i in range(len(region.seq) - n + 1))
 
 
 def met(unit: Unit, regions: Sequence[Region]) -> bool:
-    return any(_has(region, alt) for alt in unit.alternatives for region in regions)
+    return any(_has(region, alt, unit.together) for alt in unit.alternatives for region in regions)
 
 
 def share(units: Sequence[Unit], regions: Sequence[Region]) -> float:

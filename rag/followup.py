@@ -261,13 +261,16 @@ _FIELDS: dict[str, re.Pattern[str]] = {
     "title": re.compile(r"\b(titles?|called|full name|the name of|what(?:'s| is) (?:it|its name) called)\b", re.I),
 }
 _DECISION_WORD = re.compile(r"\b(orals?|spotlights?|posters?)\b", re.I)
+# "X, or do some just Y?": a choice whose first part is what the list is narrowed to.
+_CHOICE = re.compile(r",?\s+or\s+(?:(?:do|does|are|is)\s+)?(?:(?:some|any|others|the others|the rest|they|it)\s+)?"
+                     r"(?:(?:of them|of these)\s+)?(?:just|only|merely|simply)\b.*$", re.I | re.S)
 _FILLER = re.compile(
     r"\b(?:please|thanks|thank you|can you|could you|would you|tell me|show me|give me|list|i want|i'd like|"
     r"only|just|keep|filter(?: to)?|which of|which ones?|any of|those that|those which|the ones|ones that|"
     r"of these|of them|of those|among these|among them|from these|the above|this list|these|those|them|they|"
     r"ones?|papers?|works?|is|are|was|were|do|does|did|that|which|who|what|here|actually|really|all|any|some|"
     r"(?:work|focus|deal|deals|dealing|focuses|focusing|works|working) (?:on|with)|handle|handles|involve|involves|"
-    r"about|make|makes|the|above|shown|listed)\b", re.I)
+    r"about|make|makes|the|above|shown|listed|both)\b", re.I)
 
 
 def _ordinal_index(word: str, n: int) -> int | None:
@@ -509,6 +512,7 @@ def _strip(question: str, spans: Sequence[tuple[int, int]]) -> str:
 def _filter_text(question: str, spans: Sequence[tuple[int, int]]) -> str:
     """What a narrowing follow-up filters by: "which of these use RL?" → "use RL"."""
     text = _strip(question, spans)
+    text = _CHOICE.sub("", text)  # "do they propose a fix, or just analyse it?": the first is kept
     text = re.sub(r"(\w)-based\b", r"\1", text)
     text = _FILLER.sub(" ", text)
     text = re.sub(r"[?!.]+", " ", text)

@@ -219,12 +219,18 @@ _ASIDE = re.compile(r"\([^()]*\)")
 
 
 Facets = Sequence[tuple[str, list[Unit]]]
+# A word that reads as an adjective ("dynamic", "causal", "generative", "robust"): it narrows the noun after it.
+_ADJECTIVE = re.compile(r"^[a-z]{3,}(?:ic|ical|al|ive|ous|able|ible|ful|less|ary)$|^(?:robust|static|sparse|dense|noisy|"
+                        r"long|short|small|large|real|open|closed|fast|slow|low|high|deep)$")
 
 
-def telling_facets(facets: Facets, papers: Sequence[PaperText], asked: str = "") -> list[tuple[str, list[Unit]]]:
+def telling_facets(facets: Facets, papers: Sequence[PaperText], asked: str = "",
+                   ask: str = "") -> list[tuple[str, list[Unit]]]:
     """A filter's facets without the words that do not tell the list's papers apart: those of the
     list's own question and those every paper states (in a list about RAG, "make RAG cheaper"
-    filters by "cheaper"; a facet left without words filters nothing)."""
+    filters by "cheaper"; a facet left without words filters nothing). An adjective of the filter
+    is read with the noun after it ("dynamic scenes": both in one place, not "a dynamic subset of
+    pixels" in one sentence and "scenes" in another)."""
     question = set(content_stems(asked))
     out = []
     for kind, units in facets:
@@ -233,12 +239,31 @@ def telling_facets(facets: Facets, papers: Sequence[PaperText], asked: str = "")
             continue
         regions = [[g for _, g in _places(p, kind)] for p in papers]
         telling = [
-            u for u in units
+            u for u in _modified(units, ask)
             if not (u.alternatives and set(u.alternatives[0]) <= question)
             and not (len(papers) > 1 and all(met(u, r) for r in regions))
         ]
         if telling:
             out.append((kind, telling))
+    return out
+
+
+def _modified(units: Sequence[Unit], ask: str) -> list[Unit]:
+    """Units with each one-word adjective joined to the one-word noun the ask puts after it."""
+    said = f" {' '.join(words(ask))} "
+    out: list[Unit] = []
+    i = 0
+    while i < len(units):
+        u = units[i]
+        head = units[i + 1] if i + 1 < len(units) else None
+        if (head is not None and _ADJECTIVE.match(u.text.lower()) and " " not in head.text
+                and f" {u.text.lower()} {head.text.lower()} " in said):
+            out.append(Unit(text=f"{u.text} {head.text}", weight=u.weight + head.weight, together=True,
+                            alternatives=[a + b for a in u.alternatives for b in head.alternatives]))
+            i += 2
+            continue
+        out.append(u)
+        i += 1
     return out
 
 
@@ -304,6 +329,30 @@ def _opposed(wanted: str, unwanted: str) -> bool:
 
 _CONTRIBUTES = re.compile(r"^\W*(?:propose|proposes|introduce|introduces|present|presents|contribute|contributes|"
                           r"release|releases|build|builds|create|creates|develop|develops)\b", re.I)
+# "propose a fix / a new method": nothing asked beyond proposing something.
+_METHOD_NOUNS = frozenset("""fix fixes solution solutions remedy remedies method methods approach approaches technique
+    techniques algorithm algorithms way ways new novel own cure""".split())
+_NEW = frozenset({"new", "novel", "own"})
+# A sentence in which the paper proposes something of its own: "we propose X", "we present a new method"
+# ("we propose that …" is a claim; "we present results" is no method).
+_PROPOSES = re.compile(r"\b(?:propose|proposes|introduce|introduces|develop|develops|design|designs)\b(?!\s+that\b)", re.I)
+_PRESENTS = re.compile(r"\b(?:present|presents|offer|offers|formulate|formulates|devise|devises)\b(?!\s+that\b)"
+                       r"[^.;]{0,60}?\b(?:method|approach|algorithm|framework|technique|solution|fix|remedy|strategy)\b", re.I)
+
+
+def _proposes_only(ask: str) -> bool:
+    rest = [w for w in words(_CONTRIBUTES.sub(" ", ask)) if w not in STOPWORDS]
+    return bool(rest) and all(w in _METHOD_NOUNS for w in rest)
+
+
+def _proposal(paper: PaperText) -> int | None:
+    """The first of the paper's own sentences that proposes a method of its own, if any."""
+    for i, (s, r) in enumerate(zip(paper.sentences, paper.roles)):
+        if r in OWN and (_PROPOSES.search(s) or _PRESENTS.search(s)):
+            return i
+    return None
+
+
 _BASED = re.compile(r"\w[-\s]based\b", re.I)  # "diffusion-based": what a paper uses
 _NEGATED = re.compile(r"^\W*(?:not|don'?t|do not|does not|doesn'?t|did not|didn'?t|no)\s+(.+)$", re.I)
 FILTER_SHARE = 0.5  # a kept paper states more than this weighted share of the filter's telling words (rare words weigh most)
@@ -333,6 +382,10 @@ def answer_narrow(question: str, f: FollowUp, rows: dict[str, PaperRow], stats: 
             if not _opposed(wanted, unwanted):  # "defenses rather than attacks": the defence reading decides
                 papers = [(p, row) for p, row in papers if not _states(row, p.number, unwanted, stats)]
         contributes = bool(_CONTRIBUTES.match(f.ask))
+        if contributes and _proposes_only(f.ask):  # "propose a fix": the papers that propose something
+            kept = [(p, row, at) for p, row in papers
+                    if (at := _proposal(PaperText.of(source_of(p.number, row)))) is not None]
+            return _narrowed(question, f, papers, kept, "proposes a method")
         reading = read(f.ask, f.ask)
         label = reading.describe() or f.ask
         acr = acronyms([f"{row.title}. {row.text}" for _, row in papers])
@@ -347,9 +400,14 @@ def answer_narrow(question: str, f: FollowUp, rows: dict[str, PaperRow], stats: 
         if stats is not None:
             facets = [(kind, weigh(units, stats)) for kind, units in facets]
         texts = [PaperText.of(source_of(p.number, row)) for p, row in papers]
-        telling = telling_facets(facets, texts, f.question)
+        telling = telling_facets(facets, texts, f.question, f.ask)
+        # "propose a new quantization method": a method of its own, on that topic
+        method = contributes and bool(_METHOD_NOUNS.intersection(words(f.ask)) - _NEW)
         for (p, row), paper in zip(papers, texts):
             ok, at = _meets(paper, telling)
+            if ok and method:
+                proposed = _proposal(paper)
+                ok, at = proposed is not None, (at if at is not None and paper.roles[at] in OWN else proposed)
             if ok:
                 kept.append((p, row, at))
     return _narrowed(question, f, papers, kept, label)

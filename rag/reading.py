@@ -168,6 +168,7 @@ class Unit(BaseModel):
     text: str
     alternatives: list[tuple[str, ...]]
     weight: float = 1.0
+    together: bool = Field(False, description="An alternative's stems are met anywhere in one sentence, not only as a phrase.")
 
 
 class Facet(BaseModel):
@@ -303,10 +304,13 @@ def _either(options: list[list[str]]) -> Unit | None:
     alts: list[tuple[str, ...]] = []
     texts = []
     for words in options:
+        texts.append(" ".join(words))
+        if len([w for w in words if _is_content(w)]) > 1 and words[-1] in _GENERIC_HEADS:
+            words = words[:-1]  # "dynamic data" is anything dynamic: the head noun says nothing of its own
         units = _phrase_units(words)
         if not units:
+            texts.pop()
             continue
-        texts.append(" ".join(words))
         if len(units) == 1:
             alts += units[0].alternatives
         else:  # a phrase: its content words in order (hyphenated ones as their parts)
@@ -317,6 +321,8 @@ def _either(options: list[list[str]]) -> Unit | None:
 
 
 _OR = {"or", "/"}
+# Head nouns that say nothing beyond their modifier in an alternative ("time series or dynamic data").
+_GENERIC_HEADS = frozenset("data setting settings scenario scenarios problem problems task tasks".split())
 _NUMBERS = dict(zip(
     "two three four five six seven eight nine ten twelve twenty thirty forty fifty hundred thousand".split(),
     "2 3 4 5 6 7 8 9 10 12 20 30 40 50 100 1000".split(),

@@ -185,6 +185,16 @@ OTHER = [
     ("q6", "A Stealthy Backdoor Attack on Code Models", "We introduce a new backdoor attack that bypasses existing "
      "defenses."),
     ("q7", "Discrete Denoising for Language", "We propose a diffusion model for text. It samples in few steps."),
+    ("q8", "Conformal Prediction for Dynamic Graphs", "We give valid prediction sets on dynamic graphs."),
+    ("q9", "Conformal Prediction Under Poisoned Data", "We bound the coverage of prediction sets when training "
+     "data are poisoned."),
+    ("q10", "Why Networks Lose Plasticity", "We analyse why networks lose plasticity in continual learning. We show "
+     "that dormant units grow over time."),
+    ("q11", "Resets Restore Plasticity", "We introduce resets, a simple algorithm that restores plasticity in "
+     "continual learning."),
+    ("q12", "Scaling Laws for Precision", "We propose that low precision lowers the effective parameter count, and "
+     "fit laws that predict the loss after post-training quantization."),
+    ("q13", "Cross-Block Quantization", "We propose CBQ, a post-training quantization method for language models."),
 ]
 OTHER_ROWS = {pid: PaperRow(pid, title, ["A. Author"], "Poster", f"https://openreview.net/forum?id={pid}", text)
               for pid, title, text in OTHER}
@@ -211,6 +221,14 @@ def test_a_filter_is_stated_in_one_place_as_the_papers_own_contribution() -> Non
     assert kept("which of these are actually defenses rather than attacks?", ["q5", "q6"]) == ["q5"]
     # examples after "like" are alternatives of the filter
     assert kept("which of these look inside the model, like at neurons or pixels?", ["q1", "q2"]) == ["q1"]
+    # an adjective is stated with the noun it narrows: "dynamic scenes", not a dynamic subset of pixels
+    assert kept("which ones handle dynamic scenes?", ["q1", "q2"]) == ["q2"]
+    # a generic head noun of an alternative says nothing of its own: "dynamic data" is met by dynamic graphs
+    assert kept("which ones deal with time series or dynamic data", ["q8", "q9"]) == ["q8"]
+    # "propose a fix, or just analyse it?" keeps the papers that propose something of their own
+    assert kept("Do both of these propose a fix, or do some just analyse the problem?", ["q10", "q11"]) == ["q11"]
+    # "propose a new X method": a method of the paper's own, on X ("we propose that …" is a claim)
+    assert kept("which of these propose a new post-training quantization method?", ["q12", "q13"]) == ["q13"]
 
 
 def test_detail_quotes_the_paper_or_says_its_abstract_does_not() -> None:

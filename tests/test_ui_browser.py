@@ -75,13 +75,15 @@ def _open(browser, url: str, outside: list[str]):
     )
     page.goto(url, wait_until="load")
     page.wait_for_selector("#rag-input textarea", timeout=60_000)
+    page.wait_for_selector("#rag-chat", state="attached", timeout=60_000)
     return page
 
 
 RECORD = """turn => {
   window.__frames = [];
-  const chat = document.querySelector('#rag-chat');
   const note = () => {
+    const chat = document.querySelector('#rag-chat');
+    if (!chat) return;
     const bots = chat.querySelectorAll('[data-testid=bot]');
     if (bots.length < turn) return;
     const text = bots[turn - 1].innerText;
@@ -90,7 +92,8 @@ RECORD = """turn => {
   };
   if (window.__observer) window.__observer.disconnect();
   window.__observer = new MutationObserver(note);
-  window.__observer.observe(chat, {subtree: true, childList: true, characterData: true});
+  // the whole body: the chat element may be drawn again (or not yet) when recording starts
+  window.__observer.observe(document.body, {subtree: true, childList: true, characterData: true});
 }"""
 
 
