@@ -344,7 +344,7 @@ def print_summary(summary: dict[str, Any], cal: dict[str, Any] | None, out: Any 
     if cal:
         rec = cal["recommended"]
         print(
-            f"\ndense-similarity floor (one of several refusal signals, see README): current "
+            f"\ndense-similarity floor (one of several refusal signals, see docs/how-it-works.md): current "
             f"{cal['current']['threshold']:.2f} alone refuses "
             f"{cal['current']['refusal_unanswerable']:.0%} of unanswerable questions; recommended "
             f"{rec['threshold']:.2f} ({cal['rule']})",

@@ -145,6 +145,26 @@ def expand_units(units: Sequence[Unit], acr: dict[str, tuple[str, ...]]) -> list
     return out
 
 
+def join_terms(units: Sequence[Unit], text: str, stats: TermStats) -> list[Unit]:
+    """Two plain words the question puts side by side, read as one term when the papers write them
+    so ("prompt injection": a paper that "injects" knowledge and "prompts" a model is not about it)."""
+    if stats.phrases is None:
+        return list(units)
+    said = f" {' '.join(words(text))} "
+    out: list[Unit] = []
+    for u in units:
+        prev = out[-1] if out else None
+        if (prev is not None and len(prev.alternatives) == 1 == len(u.alternatives)
+                and len(prev.alternatives[0]) == 1 == len(u.alternatives[0])
+                and f" {prev.text.lower()} {u.text.lower()} " in said
+                and stats.phrases.is_term(prev.alternatives[0][0], u.alternatives[0][0])):
+            out[-1] = Unit(text=f"{prev.text} {u.text}", alternatives=[prev.alternatives[0] + u.alternatives[0]],
+                           weight=prev.weight + u.weight)
+            continue
+        out.append(u)
+    return out
+
+
 def weigh(units: Sequence[Unit], stats: TermStats) -> list[Unit]:
     """Units weighted by the rarity of the question's own word (common words count less), times
     the unit's own factor (a general verb such as "reduce" counts a third)."""
@@ -274,7 +294,8 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     """Judge every source against the reading (lexical, no embeddings)."""
     papers = {s.number: PaperText.of(s) for s in sources}
     acr = acronyms([f"{s.title}. {s.text}" for s in sources])
-    topic = weigh(expand_units(reading.topic.units, acr), stats) if reading.topic else []
+    topic = weigh(expand_units(join_terms(reading.topic.units, reading.topic.text, stats), acr), stats) \
+        if reading.topic else []
     constraints = [(f, weigh(expand_units(f.units, acr), stats)) for f in reading.constraints]
     judgements = {n: judge(p, topic, constraints) for n, p in papers.items()}
     return Admission(judgements, papers, topic, constraints)

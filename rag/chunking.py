@@ -6,7 +6,7 @@ sentences) cover the whole abstract, and a title-only vector lets a terse topic 
 paper's own summary of itself. Each window's stored document is only the sentences it adds, so the
 documents of a paper's windows, in order, are its abstract exactly once.
 
-Measured on the dev sets (README "Retrieval"): paper score = mean of its two best chunk cosines.
+Measured on the dev sets (docs/measured.md, "Retrieval"): paper score = mean of its two best chunk cosines.
 """
 
 from __future__ import annotations

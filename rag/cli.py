@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rag",
         description="Cited answers about ICLR 2025 papers. Settings come from RAG_* environment "
-        "variables (see README).",
+        "variables (see docs/settings.md).",
     )
     parser.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING or ERROR")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -25,7 +25,7 @@ from .papertable import PaperRow, PaperTable, TableStamp, bm25_tokens
 from .query import Catalog
 from .settings import RetrievalSettings
 from .store import PaperStore
-from .terms import TermStats
+from .terms import PhraseStats, TermStats
 from .types import Source
 
 logger = logging.getLogger(__name__)
@@ -245,11 +245,24 @@ class PaperIndex:
         return self.source_of(number, self._row(pid), score, dense)
 
     def term_stats(self) -> TermStats:
-        """Document frequencies of word stems over the stored papers (kept in the table)."""
+        """Document frequencies of word stems over the stored papers (kept in the table), and the
+        two-word terms the papers write (computed once per table stamp and kept in the table)."""
         if self._terms is None:
             n, df = self.table.word_stats()
-            self._terms = TermStats(n_docs=n, df=df)
+            self._terms = TermStats(n_docs=n, df=df, phrases=self._phrase_stats())
         return self._terms
+
+    def _phrase_stats(self) -> PhraseStats:
+        t0 = time.perf_counter()
+        name = f"phrases/{PhraseStats.MIN_PAPERS}"
+        cached = self.table.cached(name, self.stamp)
+        if isinstance(cached, PhraseStats):
+            return cached
+        stats = PhraseStats.from_texts(f"{r.title}. {r.text}" for r in self.table.all_rows())
+        if self._n >= 500:  # ~0.5 s a thousand papers: worth keeping for the next process
+            self.table.cache(name, self.stamp, stats)
+        logger.info("two-word terms of %d papers in %.2fs: %d", self._n, time.perf_counter() - t0, len(stats.pairs))
+        return stats
 
     # -- BM25 ---------------------------------------------------------------------------------
     def bm25(self, text: str, k: int, decisions: Sequence[str] | None) -> list[tuple[str, float]]:

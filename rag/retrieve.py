@@ -3,7 +3,7 @@
 Dense: a paper's score is the mean of its two best chunk cosines (title chunk and sentence windows,
 see rag.chunking). BM25: one document per paper, title counted three times. Hybrid: reciprocal-rank
 fusion of the two, then one round of dense pseudo-relevance feedback (the query vector moves toward
-the top fused papers, Rocchio) and fusion again. Measured on the dev sets in the README "Retrieval".
+the top fused papers, Rocchio) and fusion again. Measured on the dev sets in docs/measured.md ("Retrieval").
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ class RetrievalSettings(_Group):
     rerank: Literal["none", "llm"] = Field(
         "none",
         description="llm: the LLM reorders the top `rerank_depth` fused papers (one call per question; "
-        "meant for an endpoint, see README); none: fused order.",
+        "meant for an endpoint, see docs/how-it-works.md); none: fused order.",
     )
     rerank_depth: int = Field(20, ge=2, le=50, description="Top fused papers the LLM reranks.")
     feedback_weight: float | None = Field(
@@ -151,7 +151,7 @@ class RetrievalSettings(_Group):
         ge=-1.0,
         le=1.0,
         description="Below this best dense cosine similarity a question is refused unless a paper "
-        "contains nearly all of its words (one of the answerability signals, see README).",
+        "contains nearly all of its words (one of the answerability signals, see docs/how-it-works.md).",
     )
 
 

@@ -1,6 +1,6 @@
 """Does the cited abstract state this sentence? A lexical checker built for precision.
 
-Rule (the README's "Grounding" section says the same): a sentence is *supported* by a paper when
+Rule (the "Grounding" section of docs/how-it-works.md says the same): a sentence is *supported* by a paper when
 
 1. it appears in the paper's title + abstract word for word (after folding markup, case and
    punctuation), trimmed or not (`verbatim`); or
@@ -16,7 +16,7 @@ Rule (the README's "Grounding" section says the same): a sentence is *supported*
 
 Same topic is not support: a sentence with one word, name or number the paper does not have fails.
 A line that only repeats the paper's title is not a claim. Paraphrases with new words fail too; that
-is the price of precision (measured on `evals/data/support_labels.jsonl`, see the README).
+is the price of precision (measured on `evals/data/support_labels.jsonl`, see docs/measured.md).
 """
 
 from __future__ import annotations

@@ -123,12 +123,59 @@ def entities(text: str, skip_first: bool = True) -> list[str]:
     return out
 
 
+_BREAK = re.compile(r"[.!?;:,()\[\]]+(?:\s|$)|[;()\[\]]")
+
+
+@dataclass
+class PhraseStats:
+    """Two-word terms as the papers of a store write them: "prompt injection" is a term when most
+    papers that use both words write them side by side; "model merging" is not (its papers also
+    write "merging models", "merged model" …)."""
+
+    pairs: dict[tuple[str, str], int] = field(default_factory=dict)  # adjacent content stems → papers
+    postings: dict[str, frozenset[int]] = field(default_factory=dict)  # stem of such a pair → papers
+
+    MIN_PAPERS = 3  # a term some papers use, not one paper's wording
+    SIDE_BY_SIDE = 0.5  # share of the papers using both words that write them as the term
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str]) -> PhraseStats:
+        pairs: Counter[tuple[str, str]] = Counter()
+        seen: list[set[str]] = []
+        for text in texts:
+            found: set[tuple[str, str]] = set()
+            stems: set[str] = set()
+            for part in _BREAK.split(text):  # side by side within a clause, not across ". " or ", "
+                seq = [stem(w) if is_content(w) else "" for w in words(part)]
+                found.update((a, b) for a, b in zip(seq, seq[1:]) if a and b and a != b)
+                stems.update(seq)
+            pairs.update(found)
+            seen.append(stems)
+        kept = {pair: n for pair, n in pairs.items() if n >= cls.MIN_PAPERS}
+        wanted = {s for pair in kept for s in pair}
+        postings: dict[str, set[int]] = {s: set() for s in wanted}
+        for i, stems in enumerate(seen):
+            for s in stems & wanted:
+                postings[s].add(i)
+        return cls(kept, {s: frozenset(v) for s, v in postings.items()})
+
+    def is_term(self, a: str, b: str) -> bool:
+        """Whether the stems a, b (in this order) are written as one term by the papers."""
+        n = self.pairs.get((a, b), 0)
+        if n < self.MIN_PAPERS:
+            return False
+        both = len(self.postings.get(a, frozenset()) & self.postings.get(b, frozenset()))
+        return n >= self.SIDE_BY_SIDE * both
+
+
 @dataclass
 class TermStats:
-    """Document frequencies of stems over the papers of a store (title + abstract per paper)."""
+    """Document frequencies of stems over the papers of a store (title + abstract per paper), and
+    the two-word terms its papers write (when known)."""
 
     n_docs: int = 0
     df: Counter[str] = field(default_factory=Counter)
+    phrases: PhraseStats | None = None
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> TermStats:

@@ -1,4 +1,4 @@
-"""Rewrite the settings table in README.md from rag.settings (run after changing a setting)."""
+"""Rewrite the settings table in docs/settings.md from rag.settings (run after changing a setting)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def rows() -> list[str]:
 
 
 def render(readme_text: str) -> str:
-    """The README text with its settings table regenerated."""
+    """The page's text with its settings table regenerated."""
     table = "| variable | default | meaning |\n|---|---|---|\n" + "\n".join(rows())
     return re.sub(r"(<!-- settings-table:start -->\n).*?(\n<!-- settings-table:end -->)",
                   lambda m: m.group(1) + table + m.group(2), readme_text, flags=re.S)
@@ -33,15 +33,15 @@ def render(readme_text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(description="Regenerate the settings table of README.md from "
+    parser = argparse.ArgumentParser(description="Regenerate the settings table of docs/settings.md from "
                                      "rag.settings (every RAG_* variable, one root).")
     parser.add_argument("--check", action="store_true", help="only report whether the table is current")
     args = parser.parse_args(argv)
-    readme = REPO / "README.md"
+    readme = REPO / "docs" / "settings.md"
     current = readme.read_text()
     fresh = render(current)
     if args.check:
-        print("README settings table is current" if fresh == current else "README settings table is stale")
+        print("settings table is current" if fresh == current else "settings table is stale")
         return 0 if fresh == current else 1
     readme.write_text(fresh)
     return 0

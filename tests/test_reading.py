@@ -7,7 +7,7 @@ import pytest
 from rag.admission import acronyms, admit
 from rag.reading import read
 from rag.roles import sentence_roles
-from rag.terms import TermStats
+from rag.terms import PhraseStats, TermStats, stem
 from rag.types import Source
 
 
@@ -140,3 +140,26 @@ def test_acronyms_are_read_from_the_papers_own_definitions() -> None:
                                                 "We propose a router trained with RL that beats baselines."])
     adm = admit(read("Which papers use RL for routing?"), [paper], STATS)
     assert adm.admitted() == [1]
+
+
+def test_two_words_the_papers_write_side_by_side_are_one_term() -> None:
+    injection = [
+        _source(1, "Guarding Agents against Prompt Injection", [
+            "Prompt injection hides instructions in the data an LLM agent reads.",
+            "We propose a detector that flags prompt injection before the agent acts."]),
+        _source(2, "A Benchmark of Prompt Injection", ["We collect prompt injection attacks on LLM agents."]),
+        _source(3, "Indirect Prompt Injection in Email Agents", ["We study indirect prompt injection in email."]),
+        _source(4, "Injecting Knowledge into Models", [
+            "Our method injects domain knowledge into the model.",
+            "We prompt the model with retrieved facts and guard it against misuse."]),
+    ]
+    merging = [_source(5 + i, f"Model Merging {i}", [f"We study model merging {i}.", "Merged models are merged."])
+               for i in range(3)] + [_source(8 + i, f"Merging Models {i}", ["We merge models.", "Merging models again."])
+                                     for i in range(4)]
+    stats = TermStats.from_texts(f"{s.title}. {s.text}" for s in injection + merging)
+    stats.phrases = PhraseStats.from_texts(f"{s.title}. {s.text}" for s in injection + merging)
+    assert stats.phrases.is_term("prompt", stem("injection"))  # 3 of the 3 papers using both write it so
+    assert not stats.phrases.is_term("model", stem("merging"))  # too few papers write it side by side (3 of 7 use both)
+    adm = admit(read("Which papers defend LLM agents against prompt injection?"), injection, stats)
+    assert 4 not in adm.admitted() and not adm.judgements[4].related  # "injects" and "prompt" apart
+    assert 1 in adm.admitted()
