@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .citations import split_sentences
-from .reading import Facet, Reading, Unit
+from .reading import NAME_SUFFIXES, Facet, Reading, Unit
 from .roles import OWN, Role, sentence_roles
 from .terms import TermStats, stem, words
 from .types import Source
@@ -176,10 +176,15 @@ def weigh(units: Sequence[Unit], stats: TermStats) -> list[Unit]:
     return out
 
 
+def _is(tok: str, want: str) -> bool:
+    """A stem is the wanted one, or ends as a wanted "*suffix" says ("livecodebench" for "*bench")."""
+    return tok == want or (want[:1] == "*" and tok.endswith(want[1:]))
+
+
 def _has(region: Region, alt: tuple[str, ...], together: bool = False) -> bool:
     """A word anywhere in the region; a phrase as consecutive words (together: anywhere in it)."""
     if len(alt) == 1:
-        return alt[0] in region.stems
+        return alt[0] in region.stems or (alt[0][:1] == "*" and any(_is(s, alt[0]) for s in region.stems))
     if not set(alt) <= region.stems:
         return False
     if together:
@@ -219,7 +224,8 @@ _NOT_OWN = frozenset(
     stem(w) for w in """bypass bypasses bypassing evade evades evading circumvent circumvents break breaks
     breaking existing current prior previous standard common popular typical conventional despite against
     undermine undermines fool fools fooling defeat defeats defeating attack attacks even target targets
-    targeting need needs call calls require requires lack lacks without""".split()
+    targeting need needs call calls require requires lack lacks without across diverse various several
+    multiple many public widely established downstream""".split()
 )
 # The opposite of a direction: a paper whose title or contribution does the opposite ("we introduce a
 # novel attack") does not take the direction, whatever else it mentions.
@@ -237,9 +243,29 @@ def _own_mentions(text: str, alts: Sequence[tuple[str, ...]]) -> bool:
     for alt in alts:
         n = len(alt)
         for i in range(len(toks) - n + 1):
-            if tuple(toks[i : i + n]) == alt and not _NOT_OWN.intersection(toks[max(0, i - 4) : i]):
+            if (all(_is(t, w) for t, w in zip(toks[i : i + n], alt)) and not _NOT_OWN.intersection(toks[max(0, i - 4) : i])
+                    and not (alt[0][:1] == "*" and not _named_own(toks, i))):
                 return True
     return False
+
+
+def _named_own(toks: Sequence[str], i: int) -> bool:
+    """A name such as "LiveCodeBench" is the paper's own when it is proposed right there ("we propose
+    LiveCodeBench"), not when it is run ("results on LiveCodeBench")."""
+    return bool(_PROPOSING.intersection(toks[max(0, i - 3) : i]))
+
+
+_PROPOSING = frozenset(stem(w) for w in "propose introduce present release build construct curate create develop "
+                       "design collect".split())
+
+
+def own_region(text: str) -> Region:
+    """A sentence as stems without the words someone else owns ("… results across HumanEval+ and
+    LiveCodeBench": the benchmarks are the ones the paper runs, not the one it introduces)."""
+    toks = [stem(w) for w in words(text)]
+    seq = tuple(t for i, t in enumerate(toks) if not _NOT_OWN.intersection(toks[max(0, i - 4) : i])
+                and not (t.endswith(NAME_SUFFIXES) and not _named_own(toks, i)))
+    return Region(frozenset(seq), seq)
 
 
 def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:

@@ -23,6 +23,7 @@ from .admission import (
     acronyms,
     expand_units,
     met,
+    own_region,
     share,
     states_direction,
     weigh,
@@ -205,9 +206,9 @@ def answer_detail(question: str, f: FollowUp, rows: dict[str, PaperRow], embed: 
 def _places(paper: PaperText, kind: str) -> list[tuple[int | None, Region]]:
     """Where a paper can state a facet: what it contributes in its title or contribution sentences,
     what it uses (a technique) in its title or own sentences, what it is about anywhere."""
-    if kind == "contribution":  # what a contribution sentence says aside, in parentheses, is not it
+    if kind == "contribution":  # what a contribution sentence says aside, or of others' work, is not it
         return [(None, paper.title)] + [
-            (i, Region.of(_ASIDE.sub(" ", s))) for i, (s, r) in enumerate(zip(paper.sentences, paper.roles))
+            (i, own_region(_ASIDE.sub(" ", s))) for i, (s, r) in enumerate(zip(paper.sentences, paper.roles))
             if r == "contribution"
         ]
     return [(None, paper.title)] + [

@@ -54,6 +54,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "remove": ("remove", "removal", "removing", "erase", "erasure", "erasing", "eliminate", "eliminating", "unlearn", "unlearning", "delete", "deletion", "forget"),
     "evaluate": ("evaluate", "evaluation", "evaluating", "benchmark", "benchmarks", "benchmarking", "measure", "measuring", "assess", "assessment", "audit", "probe", "probing", "test", "testing"),
     "explain": ("explain", "explanation", "explaining", "interpret", "interpretability", "interpretable", "interpreting", "understand", "understanding", "analyze", "analysis", "mechanistic"),
+    "benchmark": ("benchmark", "benchmarks", "dataset", "datasets", "testbed", "testbeds", "test suite",
+                  "evaluation suite", "leaderboard", "arena", "corpus"),
     "accelerate": ("accelerate", "acceleration", "accelerating", "speed", "speedup", "faster", "fast", "efficient", "efficiency", "reduce latency", "lower latency", "cheaper"),
     "theory": ("theory", "theoretical", "theoretically", "theorem", "theorems", "provable", "provably", "prove", "proves", "proof"),
     "mitigate": (
@@ -102,7 +104,12 @@ _DIRECTION_LABEL = {
     "remove": "must remove or unlearn",
     "evaluate": "must evaluate or benchmark",
     "explain": "must explain or interpret",
+    "accelerate": "must make it faster or cheaper",
+    "benchmark": "must introduce a benchmark or dataset",
 }
+# "propose / new / release … benchmarks": the benchmark is the paper's contribution, not its evaluation.
+_CONTRIBUTION_CUE = re.compile(r"\b(?:propose[sd]?|introduce[sd]?|new|novel|present(?:s|ed)?|release[sd]?|build|builds|"
+                               r"built|create[sd]?|construct(?:s|ed)?|curate[sd]?|collect(?:s|ed)?)\b", re.I)
 # Words that open a direction only as verbs or nouns of the question's own action.
 _DIRECTION_OPENERS = {
     "defend": {"defend", "defends", "defending", "defense", "defenses", "defence", "defences", "protect", "protects", "protecting", "protection", "safeguard", "safeguards", "guard", "guards"},
@@ -112,12 +119,15 @@ _DIRECTION_OPENERS = {
     "remove": {"remove", "removes", "removing", "removal", "erase", "erases", "erasing", "erasure", "unlearn", "unlearns", "unlearning", "eliminate", "eliminates", "delete", "deletes"},
     "evaluate": {"evaluate", "evaluates", "evaluating", "benchmark", "benchmarks", "benchmarking", "measure", "measures", "assess", "assesses", "audit", "audits"},
     "explain": {"explain", "explains", "explaining", "interpret", "interprets", "interpreting"},
+    "accelerate": {"accelerate", "accelerates", "accelerating", "speed"},
 }
 _OPENER_OF = {w: fam for fam, ws in _DIRECTION_OPENERS.items() for w in ws}
 # Nouns that carry a direction inside a topic ("jailbreak attacks", "membership inference defenses").
 _NOUN_DIRECTION = {
     "attack": "attack", "attacks": "attack", "defense": "defend", "defenses": "defend", "defence": "defend",
     "defences": "defend", "detector": "detect", "detectors": "detect", "detection": "detect",
+    "faster": "accelerate", "cheaper": "accelerate", "acceleration": "accelerate", "speedup": "accelerate",
+    "speedups": "accelerate",
 }
 
 _TECHNIQUE = {"using", "use", "uses", "used", "utilize", "utilizes", "utilizing", "with", "via", "through",
@@ -251,8 +261,15 @@ _PHRASE_FAMILIES = sorted(
 )
 
 
+# Name endings that make a word a member of a family: "LiveCodeBench", "SWE-bench" are benchmarks.
+# An alternative "*bench" is met by any word whose stem ends so (rag.admission).
+SUFFIXES: dict[str, tuple[str, ...]] = {"benchmark": ("bench",)}
+NAME_SUFFIXES = tuple(x for xs in SUFFIXES.values() for x in xs)
+
+
 def family_alternatives(fam: str) -> list[tuple[str, ...]]:
-    return list(dict.fromkeys(_stems(m.replace("-", " ")) for m in FAMILIES[fam]))
+    alts = [_stems(m.replace("-", " ")) for m in FAMILIES[fam]] + [(f"*{x}",) for x in SUFFIXES.get(fam, ())]
+    return list(dict.fromkeys(alts))
 
 
 def _is_content(w: str) -> bool:
@@ -434,7 +451,7 @@ def read(question: str, search_text: str | None = None) -> Reading:
             # "defend against jailbreaks", "detect AI-generated images": the question's own action
             direction = _OPENER_OF[w]
             i += 1
-            if nxt in ("against", "from", "of", "for"):
+            if nxt in ("against", "from", "of", "for", "up"):
                 i += 1
             continue
         general = all(x in SOFT or not _is_content(x) for x in current)
@@ -500,16 +517,18 @@ def read(question: str, search_text: str | None = None) -> Reading:
             label = _label(kind_, marker_, [u.text for u in units])
         if units:
             constraints.append(Facet(kind=kind_, text=" ".join(ws), label=label, units=units))
+    if direction is None:
+        # "propose new jailbreak attacks", "make sampling faster": a direction noun in the topic is
+        # the direction too (the topic keeps the word)
+        direction = next((_NOUN_DIRECTION[w] for w in topic_words if w in _NOUN_DIRECTION), None)
     topic_units = _units(topic_words)
     topic = None
     if topic_units:
         topic = Facet(
             kind="topic", text=" ".join(topic_words), label=" ".join(u.text for u in topic_units), units=topic_units
         )
-    if direction is None and topic is not None:
-        # "propose new jailbreak attacks", "defenses for LLMs": a direction noun in the topic is the
-        # direction too (the topic keeps the word)
-        direction = next((_NOUN_DIRECTION[w] for w in topic_words if w in _NOUN_DIRECTION), None)
+    if asks == "benchmark" and direction in (None, "evaluate") and _CONTRIBUTION_CUE.search(question):
+        direction = "benchmark"
     if direction is not None:
         constraints.insert(
             0,

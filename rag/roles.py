@@ -71,7 +71,10 @@ _METHOD = re.compile(
     re.I,
 )
 _OUTLOOK = re.compile(
-    r"(?:https?://|github|\bcode\b|\bavailable\s+at\b|open[- ]sourc\w*|publicly\s+available|"
+    r"(?:https?://|github|\bavailable\s+at\b|open[- ]sourc\w*|publicly\s+available|"
+    # the paper's code, not code as a subject ("a benchmark of code models"):
+    r"\bcode\s+(?:and\s+(?:data|datasets?|models?|weights)\s+)?(?:is|are|will|has|have|can)\b|"
+    r"\bour\s+(?:source\s+)?code\b(?!\s+(?:models?|llms?|generat\w*|agents?|editing|repair))|"
     r"will\s+be\s+(?:released|made)|\bfuture\s+(?:work|research|directions?)\b|\bwe\s+hope\b|"
     r"project\s+page|\bwebsite\b|\bdemo\b)",
     re.I,

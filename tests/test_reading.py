@@ -35,7 +35,9 @@ from rag.types import Source
         ("Which papers tackle spurious correlations in vision-language models, and how?", "method",
          "spurious correlations — in vision-language models"),
         ("Which papers speed up diffusion sampling without retraining?", "papers",
-         "speed diffusion sampling — without retraining"),
+         "diffusion sampling — must make it faster or cheaper, without retraining"),
+        ("How do papers make diffusion model sampling faster?", "method",
+         "diffusion model sampling faster — must make it faster or cheaper"),
     ],
 )
 def test_questions_read_into_topic_and_constraints(question: str, asks: str, described: str) -> None:
@@ -72,6 +74,13 @@ ABSTRACT_ROLES = [
 def test_sentence_roles_follow_the_plan_of_an_abstract() -> None:
     sents = [s for s, _ in ABSTRACT_ROLES]
     assert sentence_roles(sents, "SafeDecode: Safe Decoding") == [r for _, r in ABSTRACT_ROLES]
+
+
+def test_code_as_a_subject_is_not_an_outlook() -> None:
+    sents = ["Code models are evaluated on stale problems.",
+             "We propose LiveBench-Code, a contamination-free evaluation of code models.",
+             "We find that twenty models overfit.", "Our code and data will be released."]
+    assert sentence_roles(sents, "Evaluating Code Models")[1:] == ["contribution", "result", "outlook"]
 
 
 def test_a_paper_speaking_of_itself_by_its_short_name_is_not_background() -> None:
@@ -163,3 +172,26 @@ def test_two_words_the_papers_write_side_by_side_are_one_term() -> None:
     adm = admit(read("Which papers defend LLM agents against prompt injection?"), injection, stats)
     assert 4 not in adm.admitted() and not adm.judgements[4].related  # "injects" and "prompt" apart
     assert 1 in adm.admitted()
+
+
+def test_making_it_faster_and_introducing_a_benchmark_are_the_papers_own_aims() -> None:
+    fast = _source(1, "FastSample: Accelerating Diffusion Sampling", [
+        "Diffusion models sample slowly.", "We propose FastSample, which accelerates diffusion sampling tenfold."])
+    guide = _source(2, "Better Guidance for Diffusion Sampling", [
+        "Diffusion sampling with guidance saturates colors.", "We propose a guidance rule for diffusion sampling."])
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (fast, guide))
+    reading = read("How do papers make diffusion sampling faster?")
+    assert "must make it faster or cheaper" in reading.describe()
+    assert admit(reading, [fast, guide], stats).admitted() == [1]
+
+    bench = _source(3, "Evaluating Code Models", [
+        "Code benchmarks are contaminated.", "We propose LiveBench-Code, a contamination-free evaluation of code models.",
+        "We find that twenty models overfit."])
+    user = _source(4, "PlanSearch for Code Models", [
+        "Search helps code models.",
+        "We propose PlanSearch, a search method with strong results across HumanEval and LiveCodeBench.",
+        "PlanSearch solves more problems than sampling."])
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (bench, user))
+    reading = read("Which papers propose benchmarks for code models?")
+    assert "must introduce a benchmark or dataset" in reading.describe()
+    assert admit(reading, [bench, user], stats).admitted() == [3]  # a benchmark it runs is not its own
