@@ -225,7 +225,7 @@ _NOT_OWN = frozenset(
     breaking existing current prior previous standard common popular typical conventional despite against
     undermine undermines fool fools fooling defeat defeats defeating attack attacks even target targets
     targeting need needs call calls require requires lack lacks without across diverse various several
-    multiple many public widely established downstream""".split()
+    multiple many public widely established downstream set sets setting""".split()
 )
 # The opposite of a direction: a paper whose title or contribution does the opposite ("we introduce a
 # novel attack") does not take the direction, whatever else it mentions.
@@ -236,7 +236,7 @@ OPPOSITE = {
 }
 
 
-def _own_mentions(text: str, alts: Sequence[tuple[str, ...]]) -> bool:
+def own_mentions(text: str, alts: Sequence[tuple[str, ...]]) -> bool:
     """Whether the text states one of the phrasings as its own action (no "bypassing", "against",
     "existing" in the four words before it)."""
     toks = [stem(w) for w in words(text)]
@@ -275,10 +275,10 @@ def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:
     family = units[0].text if units else ""
     opposite = [(stem(w),) for w in OPPOSITE.get(family, ())]
     first = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r == "contribution"][:1]
-    if opposite and any(_own_mentions(t, opposite) for t in first) and not any(_own_mentions(t, alts) for t in first):
+    if opposite and any(own_mentions(t, opposite) for t in first) and not any(own_mentions(t, alts) for t in first):
         return 0.0  # "RobustKV: Defending ... against Jailbreak Attacks" is no attack paper
     texts = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r in DIRECTION_ROLES]
-    return 1.0 if any(_own_mentions(t, alts) for t in texts) else 0.0
+    return 1.0 if any(own_mentions(t, alts) for t in texts) else 0.0
 
 
 def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, list[Unit]]]) -> Judgement:
@@ -323,5 +323,18 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     topic = weigh(expand_units(join_terms(reading.topic.units, reading.topic.text, stats), acr), stats) \
         if reading.topic else []
     constraints = [(f, weigh(expand_units(f.units, acr), stats)) for f in reading.constraints]
-    judgements = {n: judge(p, topic, constraints) for n, p in papers.items()}
+    judgements = {}
+    for n, p in papers.items():
+        own = acronyms([f"{p.source.title}. {p.source.text}"])
+        judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints])
     return Admission(judgements, papers, topic, constraints)
+
+
+def _own_sense(units: list[Unit], own: dict[str, tuple[str, ...]]) -> list[Unit]:
+    """Units without the acronyms a paper defines as something else: "MIAs" in a paper on "model
+    inversion attacks (MIAs)" is no membership inference attack."""
+    out = []
+    for u in units:
+        other = [a for a in u.alternatives if len(a) == 1 and a[0] in own and own[a[0]] not in u.alternatives]
+        out.append(u.model_copy(update={"alternatives": [a for a in u.alternatives if a not in other]}) if other else u)
+    return out

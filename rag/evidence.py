@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .admission import Admission, PaperText, admit, met, share
+from .admission import Admission, PaperText, admit, met, own_mentions, share
 from .citations import split_sentences
 from .query import QueryIntent, strip_frame
 from .reading import Reading, Unit, read
@@ -567,6 +567,13 @@ def _missing_phrase(items: Sequence[Item]) -> str:
     return "; ".join(missing[:3])
 
 
+AIM_BONUS = 0.15  # a sentence stating the question's direction as the paper's own action
+
+
+def _aim_bonus(sentence: str, aims: Sequence[tuple[str, ...]]) -> float:
+    return AIM_BONUS if aims and own_mentions(sentence, aims) else 0.0
+
+
 def _items(
     question: str,
     numbers: Sequence[int],
@@ -588,9 +595,13 @@ def _items(
     for role, extra in ASKS_BONUS.get(reading.asks, {}).items():
         bonus_for[role] = bonus_for.get(role, 0.0) + extra
 
+    # A sentence that states the question's direction as the paper's own ("we introduce a benchmark"
+    # for a question asking for benchmarks) is what the question asks about.
+    aims = [a for f, us in adm.constraints if f.kind == "direction" for u in us for a in u.alternatives]
+
     def prior(p: PaperText, i: int) -> float:
         lex = share(units, [p.title, p.sentence_regions[i]]) if units else 0.0
-        return cfg.lexical_weight * lex + bonus_for.get(p.roles[i], 0.0)
+        return cfg.lexical_weight * lex + bonus_for.get(p.roles[i], 0.0) + _aim_bonus(p.sentences[i], aims)
 
     # Only a paper's own sentences can be quoted first (all of them when it has none), and only the
     # few that its words and role already favour are embedded (embedding is most of an answer's time).
@@ -611,7 +622,8 @@ def _items(
             role = paper.roles[i]
             region = [paper.title, paper.sentence_regions[i]]
             lex = share(units, region) if units else weighted_coverage(all_terms, set(paper.title_stems | paper.stems[i]), stats)
-            scored.append((float(sim_of[i]) + cfg.lexical_weight * lex + bonus_for.get(role, 0.0), i, lex))
+            scored.append((float(sim_of[i]) + cfg.lexical_weight * lex + bonus_for.get(role, 0.0)
+                           + _aim_bonus(paper.sentences[i], aims), i, lex))
         scored.sort(reverse=True)
         first = next((x for x in scored if paper.roles[x[1]] in OWN), scored[0])
         best, i0, lex0 = first

@@ -133,6 +133,10 @@ _NOUN_DIRECTION = {
 _TECHNIQUE = {"using", "use", "uses", "used", "utilize", "utilizes", "utilizing", "with", "via", "through",
               "leverage", "leverages", "leveraging", "employ", "employs", "employing", "apply", "applies",
               "applying", "exploiting", "harness", "harnessing"}
+# Words whose "with" is part of them, not a technique ("struggle with length generalization").
+_TAKES_WITH = frozenset("""struggle struggles struggling cope copes coping deal deals dealing interact interacts
+    interacting associated correlated compared combined consistent compatible familiar concerned
+    equipped""".split())
 _SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "across", "within", "beyond", "when"}
 _PURPOSE = {"to"}
 _AT_SETTING = {"time", "inference", "test", "training", "scale", "deployment", "runtime", "test-time", "inference-time", "once"}
@@ -455,7 +459,8 @@ def read(question: str, search_text: str | None = None) -> Reading:
                 i += 1
             continue
         general = all(x in SOFT or not _is_content(x) for x in current)
-        if w in _TECHNIQUE and not (w == "with" and (general or (not has_content and kind == "topic"))):
+        governed = w == "with" and bool(current) and current[-1] in _TAKES_WITH  # "struggle with X": X is the topic
+        if w in _TECHNIQUE and not governed and not (w == "with" and (general or (not has_content and kind == "topic"))):
             close()
             kind, marker = "technique", w
             i += 1

@@ -36,6 +36,8 @@ from rag.types import Source
          "spurious correlations — in vision-language models"),
         ("Which papers speed up diffusion sampling without retraining?", "papers",
          "diffusion sampling — must make it faster or cheaper, without retraining"),
+        ("Why do transformers struggle with length generalization in arithmetic?", "reason",
+         "transformers struggle length generalization — in arithmetic"),
         ("How do papers make diffusion model sampling faster?", "method",
          "diffusion model sampling faster — must make it faster or cheaper"),
     ],
@@ -195,3 +197,13 @@ def test_making_it_faster_and_introducing_a_benchmark_are_the_papers_own_aims() 
     reading = read("Which papers propose benchmarks for code models?")
     assert "must introduce a benchmark or dataset" in reading.describe()
     assert admit(reading, [bench, user], stats).admitted() == [3]  # a benchmark it runs is not its own
+
+
+def test_an_acronym_a_paper_defines_as_something_else_does_not_count() -> None:
+    member = _source(1, "Auditing Privacy of Language Models", [
+        "Membership inference attacks (MIAs) reveal training data.", "We propose a defense against MIAs for LLMs."])
+    inversion = _source(2, "Shielding Models from Inversion", [
+        "Model inversion attacks (MIAs) reconstruct private faces.", "We propose a defense against black-box MIAs."])
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (member, inversion))
+    adm = admit(read("Which papers defend against membership inference attacks?"), [member, inversion], stats)
+    assert adm.admitted() == [1] and not adm.judgements[2].on_topic
