@@ -335,6 +335,8 @@ def _own_sense(units: list[Unit], own: dict[str, tuple[str, ...]]) -> list[Unit]
     inversion attacks (MIAs)" is no membership inference attack."""
     out = []
     for u in units:
-        other = [a for a in u.alternatives if len(a) == 1 and a[0] in own and own[a[0]] not in u.alternatives]
+        spelled = {"".join(w[0] for w in a) for a in u.alternatives if len(a) > 1}  # long forms the unit means
+        other = [a for a in u.alternatives
+                 if len(a) == 1 and a[0] in own and a[0] in spelled and own[a[0]] not in u.alternatives]
         out.append(u.model_copy(update={"alternatives": [a for a in u.alternatives if a not in other]}) if other else u)
     return out

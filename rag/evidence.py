@@ -605,10 +605,16 @@ def _items(
 
     # Only a paper's own sentences can be quoted first (all of them when it has none), and only the
     # few that its words and role already favour are embedded (embedding is most of an answer's time).
+    how = reading.asks == "method"  # a "how" question quotes how: a method sentence is always a candidate
     quotable = []
     for p in papers:
         mine = [i for i, r in enumerate(p.roles) if r in OWN] or list(range(len(p.sentences)))
-        quotable.append(sorted(sorted(mine, key=lambda i: -prior(p, i))[: cfg.embed_per_paper]))
+        ranked = sorted(mine, key=lambda i: -prior(p, i))
+        pick = ranked[: cfg.embed_per_paper]
+        how_at = next((i for i in ranked if p.roles[i] == "method"), None)
+        if how and how_at is not None and how_at not in pick:
+            pick.append(how_at)
+        quotable.append(sorted(pick))
     flat = [p.sentences[i] for p, idx in zip(papers, quotable) for i in idx]
     vecs = unit_rows(embed([question] + flat))
     sims = vecs[1:] @ vecs[0]
@@ -629,9 +635,14 @@ def _items(
         best, i0, lex0 = first
         chosen = [i0]
         second = next((x for x in scored if x[1] != i0 and paper.roles[x[1]] in OWN), None)
+        how_x = next((x for x in scored if x[1] != i0 and paper.roles[x[1]] == "method"), None)
+        if how and paper.roles[i0] != "method" and how_x is not None:
+            second, enough = how_x, True  # the how, after what the paper is
+        else:
+            enough = second is not None and second[0] >= cfg.second_sentence_share * best
         if (
             second is not None
-            and second[0] >= cfg.second_sentence_share * best
+            and enough
             and len(words(paper.sentences[i0])) + len(words(paper.sentences[second[1]])) <= cfg.max_sentence_words
         ):
             chosen.append(second[1])

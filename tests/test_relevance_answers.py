@@ -105,6 +105,23 @@ def test_a_how_question_about_a_paper_named_as_its_abstract_names_it_shows_that_
     assert_every_cited_sentence_supported(a)
 
 
+def test_a_how_question_quotes_how_the_paper_does_it(full_rag) -> None:
+    a = full_rag.ask("How does SAM 2 segment objects in videos?")
+    assert a.items and a.items[0].title.startswith("SAM 2"), a.text
+    assert "streaming memory" in " ".join(a.items[0].sentences), a.text  # its method sentence, not only what it is
+
+
+def test_aims_and_terms_are_read_as_the_papers_write_them(full_rag) -> None:
+    bench = full_rag.ask("Which papers propose benchmarks for long-context language models?")
+    assert {"HELMET", "SCBench"} <= {it.title.split(":")[0] for it in bench.items}, bench.text
+    assert not [it for it in bench.items if it.title.startswith("What is Wrong with Perplexity")], bench.text
+    assert all(re.search(r"bench", " ".join(it.sentences), re.I) for it in bench.items[:2]), bench.text
+    injection = full_rag.ask("Which papers defend LLM agents against prompt injection?")
+    assert not [it for it in injection.items + injection.related if "Federated Graph" in it.title], injection.text
+    member = full_rag.ask("Which papers defend against membership inference attacks?")
+    assert not [it for it in member.items if "Model Inversion" in it.title], member.text
+
+
 def test_a_refusal_about_a_named_paper_says_what_the_paper_is_about(full_rag) -> None:
     a = full_rag.ask("How many GPUs were used to train LeanAgent?")
     assert a.refused and a.related and a.related[0].title.startswith("LeanAgent"), a.text
