@@ -320,7 +320,7 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     """Judge every source against the reading (lexical, no embeddings)."""
     papers = {s.number: PaperText.of(s) for s in sources}
     acr = acronyms([f"{s.title}. {s.text}" for s in sources])
-    topic = weigh(expand_units(join_terms(reading.topic.units, reading.topic.text, stats), acr), stats) \
+    topic = weigh(join_terms(expand_units(reading.topic.units, acr), reading.topic.text, stats), stats) \
         if reading.topic else []
     constraints = [(f, weigh(expand_units(f.units, acr), stats)) for f in reading.constraints]
     judgements = {}

@@ -137,6 +137,7 @@ class PhraseStats:
 
     MIN_PAPERS = 3  # a term some papers use, not one paper's wording
     SIDE_BY_SIDE = 0.5  # share of the papers using both words that write them as the term
+    ALONE = 0.5  # ... while more than this share of the papers using either word use it otherwise
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> PhraseStats:
@@ -160,12 +161,15 @@ class PhraseStats:
         return cls(kept, {s: frozenset(v) for s, v in postings.items()})
 
     def is_term(self, a: str, b: str) -> bool:
-        """Whether the stems a, b (in this order) are written as one term by the papers."""
+        """Whether the stems a, b (in this order) are one term the papers write, which neither word
+        says alone: most papers using both write them side by side, and most papers using either
+        use it otherwise ("prompt injection"; not "scaling laws", whose "laws" are nearly all
+        scaling laws, nor "spurious correlations")."""
         n = self.pairs.get((a, b), 0)
         if n < self.MIN_PAPERS:
             return False
-        both = len(self.postings.get(a, frozenset()) & self.postings.get(b, frozenset()))
-        return n >= self.SIDE_BY_SIDE * both
+        with_a, with_b = self.postings.get(a, frozenset()), self.postings.get(b, frozenset())
+        return n >= self.SIDE_BY_SIDE * len(with_a & with_b) and n < self.ALONE * min(len(with_a), len(with_b))
 
 
 @dataclass

@@ -164,12 +164,15 @@ def test_two_words_the_papers_write_side_by_side_are_one_term() -> None:
             "Our method injects domain knowledge into the model.",
             "We prompt the model with retrieved facts and guard it against misuse."]),
     ]
+    others = [_source(20 + i, f"Other Work {i}", [f"We prompt language models with hints {i}."]) for i in range(3)] + [
+        _source(30 + i, f"Noisy Work {i}", [f"We inject noise into weights {i}."]) for i in range(3)]
     merging = [_source(5 + i, f"Model Merging {i}", [f"We study model merging {i}.", "Merged models are merged."])
                for i in range(3)] + [_source(8 + i, f"Merging Models {i}", ["We merge models.", "Merging models again."])
                                      for i in range(4)]
-    stats = TermStats.from_texts(f"{s.title}. {s.text}" for s in injection + merging)
-    stats.phrases = PhraseStats.from_texts(f"{s.title}. {s.text}" for s in injection + merging)
-    assert stats.phrases.is_term("prompt", stem("injection"))  # 3 of the 3 papers using both write it so
+    stats = TermStats.from_texts(f"{s.title}. {s.text}" for s in injection + merging + others)
+    stats.phrases = PhraseStats.from_texts(f"{s.title}. {s.text}" for s in injection + merging + others)
+    # 3 of the 4 papers using both words write them side by side, and each word alone is used otherwise
+    assert stats.phrases.is_term("prompt", stem("injection"))
     assert not stats.phrases.is_term("model", stem("merging"))  # too few papers write it side by side (3 of 7 use both)
     adm = admit(read("Which papers defend LLM agents against prompt injection?"), injection, stats)
     assert 4 not in adm.admitted() and not adm.judgements[4].related  # "injects" and "prompt" apart
