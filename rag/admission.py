@@ -17,14 +17,14 @@ Everything here is lexical: it runs on every retrieved candidate before any sent
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .citations import split_sentences
 from .reading import NAME_SUFFIXES, Facet, Reading, Unit
 from .roles import OWN, Role, sentence_roles
-from .terms import TermStats, stem, words
+from .terms import PROPOSING, TermStats, stem, words
 from .types import Source
 
 # Thresholds chosen on the relevance labels (evals/data/relevance_labels.jsonl, `rag eval --relevance`):
@@ -145,24 +145,35 @@ def expand_units(units: Sequence[Unit], acr: dict[str, tuple[str, ...]]) -> list
     return out
 
 
-def join_terms(units: Sequence[Unit], text: str, stats: TermStats) -> list[Unit]:
-    """Two plain words the question puts side by side, read as one term when the papers write them
-    so ("prompt injection": a paper that "injects" knowledge and "prompts" a model is not about it)."""
-    if stats.phrases is None:
-        return list(units)
+def join_adjacent(units: Sequence[Unit], text: str, joins: Callable[[Unit, Unit], bool],
+                  together: bool = False) -> list[Unit]:
+    """Units with each pair that `joins` accepts and the text writes side by side ("prompt
+    injection", "dynamic scenes") made one unit: its words as a phrase (together: in one sentence)."""
     said = f" {' '.join(words(text))} "
     out: list[Unit] = []
     for u in units:
         prev = out[-1] if out else None
-        if (prev is not None and len(prev.alternatives) == 1 == len(u.alternatives)
-                and len(prev.alternatives[0]) == 1 == len(u.alternatives[0])
-                and f" {prev.text.lower()} {u.text.lower()} " in said
-                and stats.phrases.is_term(prev.alternatives[0][0], u.alternatives[0][0])):
-            out[-1] = Unit(text=f"{prev.text} {u.text}", alternatives=[prev.alternatives[0] + u.alternatives[0]],
-                           weight=prev.weight + u.weight)
+        if (prev is not None and " " not in prev.text and " " not in u.text
+                and f" {' '.join(words(prev.text))} {' '.join(words(u.text))} " in said and joins(prev, u)):
+            out[-1] = Unit(text=f"{prev.text} {u.text}", weight=prev.weight + u.weight, together=together,
+                           alternatives=[a + b for a in prev.alternatives for b in u.alternatives])
             continue
         out.append(u)
     return out
+
+
+def join_terms(units: Sequence[Unit], text: str, stats: TermStats) -> list[Unit]:
+    """Two plain words the question puts side by side, read as one term when the papers write them
+    so ("prompt injection": a paper that "injects" knowledge and "prompts" a model is not about it)."""
+    phrases = stats.phrases
+    if phrases is None:
+        return list(units)
+
+    def plain_term(a: Unit, b: Unit) -> bool:
+        return (len(a.alternatives) == 1 == len(b.alternatives) and len(a.alternatives[0]) == 1 == len(b.alternatives[0])
+                and phrases.is_term(a.alternatives[0][0], b.alternatives[0][0]))
+
+    return join_adjacent(units, text, plain_term)
 
 
 def weigh(units: Sequence[Unit], stats: TermStats) -> list[Unit]:
@@ -236,35 +247,31 @@ OPPOSITE = {
 }
 
 
+def _theirs(toks: Sequence[str], i: int) -> bool:
+    """Whether the word at i is someone else's: after "bypassing", "against", "existing", "across" …
+    (four words before it), or a name such as "LiveCodeBench" that is not proposed right there ("we
+    propose LiveCodeBench" is the paper's own; "results on LiveCodeBench" is not)."""
+    if _NOT_OWN.intersection(toks[max(0, i - 4) : i]):
+        return True
+    return toks[i].endswith(NAME_SUFFIXES) and not PROPOSING.intersection(toks[max(0, i - 3) : i])
+
+
 def own_mentions(text: str, alts: Sequence[tuple[str, ...]]) -> bool:
-    """Whether the text states one of the phrasings as its own action (no "bypassing", "against",
-    "existing" in the four words before it)."""
+    """Whether the text states one of the phrasings as its own action (`_theirs` says when not)."""
     toks = [stem(w) for w in words(text)]
     for alt in alts:
         n = len(alt)
         for i in range(len(toks) - n + 1):
-            if (all(_is(t, w) for t, w in zip(toks[i : i + n], alt)) and not _NOT_OWN.intersection(toks[max(0, i - 4) : i])
-                    and not (alt[0][:1] == "*" and not _named_own(toks, i))):
+            if all(_is(t, w) for t, w in zip(toks[i : i + n], alt)) and not _theirs(toks, i):
                 return True
     return False
-
-
-def _named_own(toks: Sequence[str], i: int) -> bool:
-    """A name such as "LiveCodeBench" is the paper's own when it is proposed right there ("we propose
-    LiveCodeBench"), not when it is run ("results on LiveCodeBench")."""
-    return bool(_PROPOSING.intersection(toks[max(0, i - 3) : i]))
-
-
-_PROPOSING = frozenset(stem(w) for w in "propose introduce present release build construct curate create develop "
-                       "design collect".split())
 
 
 def own_region(text: str) -> Region:
     """A sentence as stems without the words someone else owns ("… results across HumanEval+ and
     LiveCodeBench": the benchmarks are the ones the paper runs, not the one it introduces)."""
     toks = [stem(w) for w in words(text)]
-    seq = tuple(t for i, t in enumerate(toks) if not _NOT_OWN.intersection(toks[max(0, i - 4) : i])
-                and not (t.endswith(NAME_SUFFIXES) and not _named_own(toks, i)))
+    seq = tuple(t for i, t in enumerate(toks) if not _theirs(toks, i))
     return Region(frozenset(seq), seq)
 
 
@@ -319,13 +326,17 @@ class Admission:
 def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admission:
     """Judge every source against the reading (lexical, no embeddings)."""
     papers = {s.number: PaperText.of(s) for s in sources}
-    acr = acronyms([f"{s.title}. {s.text}" for s in sources])
+    defined = {n: acronyms([f"{s.title}. {s.text}"]) for n, s in zip(papers, sources)}
+    acr: dict[str, tuple[str, ...]] = {}
+    for own in defined.values():  # the first paper to define an acronym gives its long form
+        for short, long in own.items():
+            acr.setdefault(short, long)
     topic = weigh(join_terms(expand_units(reading.topic.units, acr), reading.topic.text, stats), stats) \
         if reading.topic else []
     constraints = [(f, weigh(expand_units(f.units, acr), stats)) for f in reading.constraints]
     judgements = {}
     for n, p in papers.items():
-        own = acronyms([f"{p.source.title}. {p.source.text}"])
+        own = defined[n]
         judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints])
     return Admission(judgements, papers, topic, constraints)
 

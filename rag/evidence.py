@@ -570,10 +570,6 @@ def _missing_phrase(items: Sequence[Item]) -> str:
 AIM_BONUS = 0.15  # a sentence stating the question's direction as the paper's own action
 
 
-def _aim_bonus(sentence: str, aims: Sequence[tuple[str, ...]]) -> float:
-    return AIM_BONUS if aims and own_mentions(sentence, aims) else 0.0
-
-
 def _items(
     question: str,
     numbers: Sequence[int],
@@ -598,10 +594,16 @@ def _items(
     # A sentence that states the question's direction as the paper's own ("we introduce a benchmark"
     # for a question asking for benchmarks) is what the question asks about.
     aims = [a for f, us in adm.constraints if f.kind == "direction" for u in us for a in u.alternatives]
+    aimed: dict[str, float] = {}  # sentence → its bonus, read once
+
+    def aim_bonus(sentence: str) -> float:
+        if sentence not in aimed:
+            aimed[sentence] = AIM_BONUS if aims and own_mentions(sentence, aims) else 0.0
+        return aimed[sentence]
 
     def prior(p: PaperText, i: int) -> float:
         lex = share(units, [p.title, p.sentence_regions[i]]) if units else 0.0
-        return cfg.lexical_weight * lex + bonus_for.get(p.roles[i], 0.0) + _aim_bonus(p.sentences[i], aims)
+        return cfg.lexical_weight * lex + bonus_for.get(p.roles[i], 0.0) + aim_bonus(p.sentences[i])
 
     # Only a paper's own sentences can be quoted first (all of them when it has none), and only the
     # few that its words and role already favour are embedded (embedding is most of an answer's time).
@@ -629,7 +631,7 @@ def _items(
             region = [paper.title, paper.sentence_regions[i]]
             lex = share(units, region) if units else weighted_coverage(all_terms, set(paper.title_stems | paper.stems[i]), stats)
             scored.append((float(sim_of[i]) + cfg.lexical_weight * lex + bonus_for.get(role, 0.0)
-                           + _aim_bonus(paper.sentences[i], aims), i, lex))
+                           + aim_bonus(paper.sentences[i]), i, lex))
         scored.sort(reverse=True)
         first = next((x for x in scored if paper.roles[x[1]] in OWN), scored[0])
         best, i0, lex0 = first

@@ -22,6 +22,7 @@ from .admission import (
     Region,
     acronyms,
     expand_units,
+    join_adjacent,
     met,
     own_region,
     share,
@@ -34,7 +35,7 @@ from .papertable import PaperRow
 from .query import QueryIntent
 from .reading import DIRECTIONS, FAMILIES, Unit, family_alternatives, read
 from .roles import OWN
-from .terms import STOPWORDS, TermStats, content_stems, stem, words
+from .terms import PROPOSAL_VERBS, STOPWORDS, TermStats, content_stems, stem, words
 from .types import Answer, AnswerItem, Citation, Source
 
 EmbedFn = Callable[[list[str]], list[list[float]]]
@@ -240,31 +241,12 @@ def telling_facets(facets: Facets, papers: Sequence[PaperText], asked: str = "",
             continue
         regions = [[g for _, g in _places(p, kind)] for p in papers]
         telling = [
-            u for u in _modified(units, ask)
+            u for u in join_adjacent(units, ask, lambda a, b: bool(_ADJECTIVE.match(a.text.lower())), together=True)
             if not (u.alternatives and set(u.alternatives[0]) <= question)
             and not (len(papers) > 1 and all(met(u, r) for r in regions))
         ]
         if telling:
             out.append((kind, telling))
-    return out
-
-
-def _modified(units: Sequence[Unit], ask: str) -> list[Unit]:
-    """Units with each one-word adjective joined to the one-word noun the ask puts after it."""
-    said = f" {' '.join(words(ask))} "
-    out: list[Unit] = []
-    i = 0
-    while i < len(units):
-        u = units[i]
-        head = units[i + 1] if i + 1 < len(units) else None
-        if (head is not None and _ADJECTIVE.match(u.text.lower()) and " " not in head.text
-                and f" {u.text.lower()} {head.text.lower()} " in said):
-            out.append(Unit(text=f"{u.text} {head.text}", weight=u.weight + head.weight, together=True,
-                            alternatives=[a + b for a in u.alternatives for b in head.alternatives]))
-            i += 2
-            continue
-        out.append(u)
-        i += 1
     return out
 
 
@@ -328,8 +310,7 @@ def _opposed(wanted: str, unwanted: str) -> bool:
     return any(_directions(" ".join(OPPOSITE.get(fam, ()))) & theirs for fam in _directions(wanted))
 
 
-_CONTRIBUTES = re.compile(r"^\W*(?:propose|proposes|introduce|introduces|present|presents|contribute|contributes|"
-                          r"release|releases|build|builds|create|creates|develop|develops)\b", re.I)
+_CONTRIBUTES = re.compile(rf"^\W*(?:{'|'.join(PROPOSAL_VERBS)})[sd]?\b", re.I)
 # "propose a fix / a new method": nothing asked beyond proposing something.
 _METHOD_NOUNS = frozenset("""fix fixes solution solutions remedy remedies method methods approach approaches technique
     techniques algorithm algorithms way ways new novel own cure""".split())

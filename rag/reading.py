@@ -28,7 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .terms import FRAMING, STOPWORDS, folded, stem
+from .terms import FRAMING, PROPOSAL_VERBS, STOPWORDS, folded, stem
 
 Asks = Literal["method", "reason", "finding", "benchmark", "theory", "comparison", "papers"]
 FacetKind = Literal["topic", "technique", "setting", "direction"]
@@ -108,8 +108,7 @@ _DIRECTION_LABEL = {
     "benchmark": "must introduce a benchmark or dataset",
 }
 # "propose / new / release … benchmarks": the benchmark is the paper's contribution, not its evaluation.
-_CONTRIBUTION_CUE = re.compile(r"\b(?:propose[sd]?|introduce[sd]?|new|novel|present(?:s|ed)?|release[sd]?|build|builds|"
-                               r"built|create[sd]?|construct(?:s|ed)?|curate[sd]?|collect(?:s|ed)?)\b", re.I)
+_CONTRIBUTION_CUE = re.compile(rf"\b(?:new|novel|built|(?:{'|'.join(PROPOSAL_VERBS)})(?:s|d|ed)?)\b", re.I)
 # Words that open a direction only as verbs or nouns of the question's own action.
 _DIRECTION_OPENERS = {
     "defend": {"defend", "defends", "defending", "defense", "defenses", "defence", "defences", "protect", "protects", "protecting", "protection", "safeguard", "safeguards", "guard", "guards"},

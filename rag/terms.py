@@ -123,6 +123,11 @@ def entities(text: str, skip_first: bool = True) -> list[str]:
     return out
 
 
+# Verbs by which a paper puts forward something of its own ("we propose X", "we release a dataset").
+PROPOSAL_VERBS = ("propose", "introduce", "present", "release", "build", "construct", "curate", "create",
+                  "develop", "design", "collect", "contribute")
+PROPOSING = frozenset(stem(w) for w in PROPOSAL_VERBS)
+
 _BREAK = re.compile(r"[.!?;:,()\[\]]+(?:\s|$)|[;()\[\]]")
 
 

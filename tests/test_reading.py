@@ -179,15 +179,18 @@ def test_two_words_the_papers_write_side_by_side_are_one_term() -> None:
     assert 1 in adm.admitted()
 
 
+def _admitted(question: str, papers: list[Source]) -> list[int]:
+    """The papers admitted for a question, word statistics taken over those papers."""
+    return admit(read(question), papers, TermStats.from_texts(f"{s.title} {s.text}" for s in papers)).admitted()
+
+
 def test_making_it_faster_and_introducing_a_benchmark_are_the_papers_own_aims() -> None:
     fast = _source(1, "FastSample: Accelerating Diffusion Sampling", [
         "Diffusion models sample slowly.", "We propose FastSample, which accelerates diffusion sampling tenfold."])
     guide = _source(2, "Better Guidance for Diffusion Sampling", [
         "Diffusion sampling with guidance saturates colors.", "We propose a guidance rule for diffusion sampling."])
-    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (fast, guide))
-    reading = read("How do papers make diffusion sampling faster?")
-    assert "must make it faster or cheaper" in reading.describe()
-    assert admit(reading, [fast, guide], stats).admitted() == [1]
+    assert "must make it faster or cheaper" in read("How do papers make diffusion sampling faster?").describe()
+    assert _admitted("How do papers make diffusion sampling faster?", [fast, guide]) == [1]
 
     bench = _source(3, "Evaluating Code Models", [
         "Code benchmarks are contaminated.", "We propose LiveBench-Code, a contamination-free evaluation of code models.",
@@ -196,10 +199,9 @@ def test_making_it_faster_and_introducing_a_benchmark_are_the_papers_own_aims() 
         "Search helps code models.",
         "We propose PlanSearch, a search method with strong results across HumanEval and LiveCodeBench.",
         "PlanSearch solves more problems than sampling."])
-    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (bench, user))
-    reading = read("Which papers propose benchmarks for code models?")
-    assert "must introduce a benchmark or dataset" in reading.describe()
-    assert admit(reading, [bench, user], stats).admitted() == [3]  # a benchmark it runs is not its own
+    assert "must introduce a benchmark or dataset" in read("Which papers propose benchmarks for code models?").describe()
+    # a benchmark it runs is not its own
+    assert _admitted("Which papers propose benchmarks for code models?", [bench, user]) == [3]
 
 
 def test_an_acronym_a_paper_defines_as_something_else_does_not_count() -> None:
@@ -209,4 +211,4 @@ def test_an_acronym_a_paper_defines_as_something_else_does_not_count() -> None:
         "Model inversion attacks (MIAs) reconstruct private faces.", "We propose a defense against black-box MIAs."])
     stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (member, inversion))
     adm = admit(read("Which papers defend against membership inference attacks?"), [member, inversion], stats)
-    assert adm.admitted() == [1] and not adm.judgements[2].on_topic
+    assert adm.admitted() == [1] and not adm.judgements[2].on_topic  # "MIAs" in its own sense
