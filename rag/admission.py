@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .citations import split_sentences
+from .citations import abstract_sentences
 from .reading import NAME_SUFFIXES, Facet, Reading, Unit
 from .roles import OWN, Role, sentence_roles
 from .terms import PROPOSING, TermStats, stem, words
@@ -61,7 +61,7 @@ class PaperText:
 
     @classmethod
     def of(cls, source: Source) -> PaperText:
-        sents = [s for s in split_sentences(source.text) if s.strip()] or [source.text]
+        sents = abstract_sentences(source.text)
         return cls(
             source=source,
             sentences=sents,

@@ -89,12 +89,40 @@ class BertEncoder:
             x = self._norm(self._linear(inner, p + "output.dense") + x, p + "output.LayerNorm")
         return x
 
-    def encode(self, texts: list[str], normalize: bool) -> torch.Tensor:
-        """Mean-pooled (and optionally L2-normalised) float32 vectors of `texts`, one row each."""
+    def pooled(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean-pooled float32 vectors of `texts` (not normalised), and how many tokens each averages."""
         batch = self.tokenizer.encode_batch(texts)
         ids = torch.tensor([e.ids for e in batch])
         mask = torch.tensor([e.attention_mask for e in batch])
         hidden = self.hidden(ids, mask)
         weights = mask.unsqueeze(-1).to(hidden.dtype)
-        pooled = ((hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)).float()  # mean over real tokens
+        counts = weights.sum(1)
+        return ((hidden * weights).sum(1) / counts.clamp(min=1e-9)).float(), counts.squeeze(-1).float()
+
+    def pooled_with_spans(
+        self, texts: list[str], spans: list[list[tuple[int, int]]]
+    ) -> tuple[torch.Tensor, list[list[torch.Tensor]]]:
+        """Mean-pooled vectors of `texts` (not normalised), and for each text the mean of the hidden
+        states of the tokens inside each of its character `spans` (its sentences, read in the
+        context of the whole text: "late chunking"). A span without a token gets a zero vector."""
+        batch = self.tokenizer.encode_batch(texts)
+        ids = torch.tensor([e.ids for e in batch])
+        mask = torch.tensor([e.attention_mask for e in batch])
+        hidden = self.hidden(ids, mask)
+        weights = mask.unsqueeze(-1).to(hidden.dtype)
+        pooled = ((hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)).float()
+        parts: list[list[torch.Tensor]] = []
+        for b, enc in enumerate(batch):
+            offsets = torch.tensor(enc.offsets)
+            word = torch.tensor(enc.special_tokens_mask) == 0
+            own = []
+            for start, end in spans[b]:
+                inside = word & (offsets[:, 0] >= start) & (offsets[:, 1] <= end)
+                own.append(hidden[b, inside].float().mean(0) if inside.any() else torch.zeros(hidden.shape[-1]))
+            parts.append(own)
+        return pooled, parts
+
+    def encode(self, texts: list[str], normalize: bool) -> torch.Tensor:
+        """Mean-pooled (and optionally L2-normalised) float32 vectors of `texts`, one row each."""
+        pooled, _ = self.pooled(texts)
         return F.normalize(pooled, p=2, dim=1) if normalize else pooled

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .citations import split_sentences
+from .citations import abstract_sentences
 
 TokenCounter = Callable[[list[str]], list[int]]  # word pieces of each text, one tokenizer call
 
@@ -26,11 +26,13 @@ class Chunk:
     kind: str  # "title" or "window"
     embed_text: str
     document: str
+    span: tuple[int, int] = (0, 0)  # a window's abstract sentences [start, end) (abstract_sentences)
 
 
-def scheme(window: int, stride: int, max_tokens: int) -> str:
+def scheme(window: int, stride: int, max_tokens: int, composed: bool = False) -> str:
     """A short name of the chunking; stored with every chunk, so a changed scheme re-embeds papers."""
-    return f"t+w{window}s{stride}m{max_tokens}e"  # e: the last window is aligned to the end
+    # e: the last window is aligned to the end; c: window vectors composed from sentence vectors
+    return f"t+w{window}s{stride}m{max_tokens}e" + ("c" if composed else "")
 
 
 def _windows(lengths: list[int], window: int, stride: int, budget: int) -> list[tuple[int, int]]:
@@ -62,7 +64,7 @@ def paper_chunks(
     title: str, abstract: str, window: int, stride: int, max_tokens: int, count: TokenCounter
 ) -> list[Chunk]:
     """The title chunk, then the sentence windows of the abstract."""
-    sentences = [s for s in split_sentences(abstract) if s.strip()] or [abstract]
+    sentences = abstract_sentences(abstract)
     head = f"{title}\n"
     head_len, *lengths = count([head, *sentences])
     budget = max(8, max_tokens - 2 - head_len)  # [CLS] and [SEP]
@@ -71,7 +73,7 @@ def paper_chunks(
     for i, (start, end) in enumerate(spans):
         new_from = spans[i - 1][1] if i else 0  # sentences the previous window did not hold
         document = " ".join(sentences[new_from:end])
-        chunks.append(Chunk("window", head + " ".join(sentences[start:end]), document))
+        chunks.append(Chunk("window", head + " ".join(sentences[start:end]), document, (start, end)))
     return chunks
 
 

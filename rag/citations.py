@@ -42,6 +42,12 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+def abstract_sentences(abstract: str) -> list[str]:
+    """An abstract's sentences as every stage reads them (chunk windows, quotes, stored sentence
+    vectors): its non-blank sentences, or the whole text when it has none."""
+    return [s for s in split_sentences(abstract) if s.strip()] or [abstract]
+
+
 def marker_numbers(sentence: str) -> list[int]:
     """Source numbers named by the markers of a sentence, in order, without repeats."""
     nums: list[int] = []

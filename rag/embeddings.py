@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import PrivateAttr
 
@@ -78,6 +79,11 @@ class LocalEmbedding(BaseEmbedding):
         finally:
             self._bulk = False
 
+    @property
+    def fingerprint(self) -> str:
+        """The weights' fingerprint (rag.embeddings.model_fingerprint): names this model's vectors."""
+        return model_fingerprint(Path(self.model_dir))
+
     def _embed(self, texts: list[str]) -> list[list[float]]:
         # Always on one thread: torch gives every calling thread its own OpenMP team and kernel
         # scratch memory, so a server answering from many worker threads grew with their number.
@@ -92,6 +98,61 @@ class LocalEmbedding(BaseEmbedding):
         with torch.inference_mode(), ctx:
             vectors: list[list[float]] = self._encoder.encode(texts, self.normalize).tolist()
             return vectors
+
+    def pooled_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Mean-pooled vectors of `texts` before normalising, and the tokens each averages: a text made
+        of parts is pooled as the token-weighted mean of its parts' pooled vectors (rag.ingest composes
+        sentence windows this way). Bulk work: bf16 when enabled, batches of similar length."""
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        vectors = np.zeros((len(texts), 0), dtype=np.float32)
+        counts = np.zeros(len(texts), dtype=np.float32)
+        size = max(1, self.embed_batch_size)
+        for start in range(0, len(order), size):
+            part = order[start : start + size]
+            pooled, n = _EMBED_THREAD.submit(self._pooled_here, [texts[i] for i in part]).result()
+            if vectors.shape[1] == 0:
+                vectors = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
+            vectors[part], counts[part] = pooled, n
+        return vectors, counts
+
+    def _pooled_here(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        import torch
+
+        ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if self.use_bf16 else contextlib.nullcontext()
+        with torch.inference_mode(), ctx:
+            pooled, counts = self._encoder.pooled(texts)
+            return pooled.numpy(), counts.numpy()
+
+    def embed_with_spans(
+        self, texts: list[str], spans: list[list[tuple[int, int]]]
+    ) -> tuple[list[list[float]], list[list[np.ndarray]]]:
+        """Unit vectors of `texts`, and unit vectors of each text's character `spans` pooled from the
+        same pass (rag.bert.BertEncoder.pooled_with_spans). Bulk work: bf16 when enabled, batches of
+        similar length."""
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        parts: list[list[np.ndarray]] = [[] for _ in texts]
+        size = max(1, self.embed_batch_size)
+        for start in range(0, len(order), size):
+            chunk = order[start : start + size]
+            whole, own = _EMBED_THREAD.submit(
+                self._spans_here, [texts[i] for i in chunk], [spans[i] for i in chunk]
+            ).result()
+            for i, w, o in zip(chunk, whole, own):
+                vectors[i], parts[i] = w, o
+        return vectors, parts
+
+    def _spans_here(
+        self, texts: list[str], spans: list[list[tuple[int, int]]]
+    ) -> tuple[list[list[float]], list[list[np.ndarray]]]:
+        import torch
+        import torch.nn.functional as F
+
+        ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if self.use_bf16 else contextlib.nullcontext()
+        with torch.inference_mode(), ctx:
+            pooled, parts = self._encoder.pooled_with_spans(texts, spans)
+            whole = (F.normalize(pooled, p=2, dim=1) if self.normalize else pooled).tolist()
+            return whole, [[F.normalize(v, p=2, dim=0).numpy() for v in own] for own in parts]
 
     def get_text_embedding_batch(self, texts: list[str], show_progress: bool = False, **kwargs: Any) -> list[list[float]]:
         """llama-index cuts `texts` into batches in the order given; sorted by length first, each

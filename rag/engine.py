@@ -18,7 +18,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from pydantic import ConfigDict, PrivateAttr
 
 from . import prompts
-from .citations import RELATED_HEADING, split_sentences
+from .citations import RELATED_HEADING, abstract_sentences, split_sentences
 from .errors import RagError
 from .events import Event, Final, Sources, Token, final_answer
 from .evidence import Assessment, EvidenceConfig, assess
@@ -133,7 +133,7 @@ class AnswerEngine(CustomQueryEngine):
         if len(papers) * 4 > min(max_sentences, self._vectors.max_items):  # abstracts have >= 4 sentences
             return 0
         sentences = list(dict.fromkeys(
-            s for r in papers.records for s in split_sentences(r.text) if s.strip()
+            s for r in papers.records for s in abstract_sentences(r.text)
         ))
         if not sentences or len(sentences) > min(max_sentences, self._vectors.max_items):
             return 0
@@ -389,4 +389,7 @@ def arrange(retrieval: Retrieval, verdict: Assessment) -> tuple[Retrieval, Asses
 
 
 def build_engine(retriever: PaperRetriever, llm: LLM, embed_model: BaseEmbedding, settings: Settings) -> AnswerEngine:
-    return AnswerEngine(retriever=retriever, llm=llm, embed_model=embed_model, settings=settings)
+    engine = AnswerEngine(retriever=retriever, llm=llm, embed_model=embed_model, settings=settings)
+    # Sentence vectors computed at ingest are read before any is embedded (rag.sentence_vectors).
+    engine._vectors.stored_path = retriever.store.sentence_vectors_path
+    return engine

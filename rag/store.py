@@ -351,6 +351,13 @@ def paper_table_path(cfg: StoreSettings, collection: str) -> Path:
     return base / server / f"{collection}.sqlite3"
 
 
+def sentence_vectors_path(cfg: StoreSettings, collection: str) -> Path:
+    """Where the store's sentence vectors (rag.sentence_vectors) live: beside its paper tables, one file
+    for all its collections (rows are keyed by model and text, so `rag adapt`'s sibling collection
+    writes where the store it replaces reads)."""
+    return paper_table_path(cfg, collection).parent / "rag-sentences.sqlite3"
+
+
 def chunk_paper_id(chunk_id: str) -> str:
     """Chunk ids are "<paper id>#<content hash>#<index>" (rag.ingest)."""
     return chunk_id.rsplit("#", 2)[0]
@@ -394,6 +401,10 @@ class PaperStore:
     @property
     def client(self) -> Any:
         return self._conn.client
+
+    @property
+    def sentence_vectors_path(self) -> Path:
+        return sentence_vectors_path(self.cfg, self.name)
 
     @property
     def collection(self) -> Any:

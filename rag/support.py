@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .citations import split_sentences, strip_markers
+from .citations import abstract_sentences, strip_markers
 from .terms import NEGATIONS, content_stems, entities, folded, stem, words
 
 CHECKER_NAME = "lexical-v1"
@@ -61,7 +61,7 @@ class PaperText:
     authors: Sequence[str] = ()
 
     def __post_init__(self) -> None:
-        self.sentences = [s for s in split_sentences(self.abstract) if s.strip()] or [self.abstract]
+        self.sentences = abstract_sentences(self.abstract)
         self.folded_all = " " + folded(f"{self.title} . {self.abstract}") + " "
         self.words_all = set(words(f"{self.title} {self.abstract} {' '.join(self.authors)}"))
         self._context = [stem(w) for w in words(f"{self.title} {' '.join(self.authors)}")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,14 +36,16 @@ class VectorCache:
     full). Every vector it returns is rounded to float16, fresh or cached, so an answer does not
     depend on what was cached before (11 significant bits: cosines of unit vectors move by < 1e-3)."""
 
-    def __init__(self, max_items: int = 20_000):
+    def __init__(self, max_items: int = 20_000, stored: Path | None = None):
         self.max_items = max_items
+        self.stored_path = stored  # the store's sentence vectors (rag.sentence_vectors), read before embedding
+        self._stored: Any = None
         self._rows: OrderedDict[str, int] = OrderedDict()  # text → row of _matrix, least recent first
         self._matrix: np.ndarray | None = None
         self._free: list[int] = []
         self._model: Any = None
         self._lock = threading.Lock()
-        self.hits = self.misses = 0
+        self.hits = self.misses = self.stored_hits = 0
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -75,6 +78,12 @@ class VectorCache:
                 self._rows.clear()
                 self._matrix, self._free = None, []
                 self._model = model
+                self._stored = None
+                if self.stored_path is not None:
+                    from .sentence_vectors import SentenceVectors, embedder_key
+
+                    self._stored = SentenceVectors(self.stored_path, embedder_key(model))
+            stored = self._stored
             found: dict[str, np.ndarray] = {}
             for t in texts:
                 row = self._rows.get(t)
@@ -82,14 +91,20 @@ class VectorCache:
                     found[t] = self._matrix[row].astype(np.float32)
                     self._rows.move_to_end(t)
         todo = list(dict.fromkeys(t for t in texts if t not in found))
+        read: dict[str, np.ndarray] = {}
+        if todo and stored is not None:  # computed at ingest: read, not embedded
+            read = stored.get(todo)
+            found.update(read)
+            todo = [t for t in todo if t not in read]
         fresh = [
             np.asarray(v, dtype=np.float16).astype(np.float32) for v in model.get_text_embedding_batch(todo)
         ] if todo else []
         with self._lock:
-            self.hits += len(texts) - len(todo)
+            self.hits += len(texts) - len(todo) - len(read)
+            self.stored_hits += len(read)
             self.misses += len(todo)
             if model is self._model:
-                for t, v in zip(todo, fresh):
+                for t, v in [*read.items(), *zip(todo, fresh)]:
                     if t not in self._rows:
                         self._store(t, v)
         found.update(zip(todo, fresh))

@@ -147,21 +147,21 @@ def test_a_failed_ingest_leaves_table_and_store_as_they_were(store: Path, tmp_pa
     before_stamp = rag.store.current_table().stamp()
     embed = rag.embed_model
     calls = {"n": 0}
-    real = embed.get_text_embedding_batch
+    real = embed.embed_with_spans  # what ingest embeds windows (and their sentences) with
 
-    def failing(texts: list[str], **kw: Any) -> Any:
+    def failing(*args: Any, **kw: Any) -> Any:
         calls["n"] += 1
         if calls["n"] == 2:
             raise RuntimeError("the embedding model fell over")
-        return real(texts, **kw)
+        return real(*args, **kw)
 
-    object.__setattr__(embed, "get_text_embedding_batch", failing)
+    object.__setattr__(embed, "embed_with_spans", failing)
     new = _new_papers(5)
     try:
         with pytest.raises(RuntimeError, match="fell over"):
             rag.ingest([write_jsonl(tmp_path / "new.jsonl", new)], progress=False)
     finally:
-        object.__setattr__(embed, "get_text_embedding_batch", real)
+        object.__setattr__(embed, "embed_with_spans", real)
     table = rag.store.current_table()
     assert scans == []  # the table matched the store after the failure: nothing to rebuild
     assert table.stamp() != before_stamp and table.count() == 21  # the first batch (2 papers) is in both
