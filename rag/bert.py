@@ -9,39 +9,20 @@ vectors against sentence-transformers' to 1e-5.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch.nn import functional as F
 
+from .bert_numpy import check_config, load_tokenizer
 from .errors import ConfigError
-
-SUPPORTED = {"model_type": "bert", "hidden_act": "gelu", "position_embedding_type": "absolute"}
-
-
-def check_config(model_dir: Path) -> dict[str, Any]:
-    """The model's config.json, when it describes an encoder this module runs; else a ConfigError."""
-    try:
-        config: dict[str, Any] = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{model_dir}: no readable config.json ({exc})") from exc
-    found = {**config, "position_embedding_type": config.get("position_embedding_type", "absolute")}
-    wrong = {k: found.get(k) for k, v in SUPPORTED.items() if found.get(k) != v}
-    if wrong:
-        raise ConfigError(f"embedding model {model_dir}: {wrong} is not supported (a BERT encoder is: {SUPPORTED})")
-    if not (model_dir / "tokenizer.json").exists():
-        raise ConfigError(f"embedding model {model_dir}: tokenizer.json is missing")
-    return config
 
 
 class BertEncoder:
     """Token ids → last hidden states, and text → mean-pooled sentence vectors."""
 
     def __init__(self, model_dir: Path, weights: list[Path], max_length: int):
-        from tokenizers import Tokenizer
-
         config = check_config(model_dir)
         self.heads = int(config["num_attention_heads"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
@@ -59,10 +40,7 @@ class BertEncoder:
                    if n not in self.w]
         if missing:
             raise ConfigError(f"embedding model {model_dir}: weights lack {missing}")
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length)
-        pad_id = int(config.get("pad_token_id") or 0)
-        self.tokenizer.enable_padding(pad_id=pad_id, pad_token=self.tokenizer.id_to_token(pad_id) or "[PAD]")
+        self.tokenizer = load_tokenizer(model_dir, max_length, config)
 
     def _norm(self, x: torch.Tensor, name: str) -> torch.Tensor:
         return F.layer_norm(x, x.shape[-1:], self.w[name + ".weight"], self.w[name + ".bias"], self.eps)

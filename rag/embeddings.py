@@ -7,6 +7,7 @@ import functools
 import hashlib
 import json
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
@@ -20,6 +21,7 @@ from .settings import EmbeddingSettings
 from .store import ModelRecord
 
 logger = logging.getLogger(__name__)
+FAST_TEXTS = 32  # at most this many texts outside bulk work are embedded by the NumPy encoder
 
 
 def bundled_model_path() -> Path:
@@ -51,16 +53,42 @@ class LocalEmbedding(BaseEmbedding):
     model_dir: str
     max_length: int = 256
     normalize: bool = True
-    use_bf16: bool = False
+    use_bf16: bool | None = None  # None: bf16 in bulk when the CPU runs it natively (decided at first use)
     _bulk: bool = PrivateAttr(default=False)
-    _encoder: Any = PrivateAttr(default=None)
+    _encoder: Any = PrivateAttr(default=None)  # torch (rag.bert), imported and built on first bulk use
+    _fast: Any = PrivateAttr(default=None)  # NumPy (rag.bert_numpy), for the few texts of a question
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
 
     def __init__(self, **data: Any):
         super().__init__(**data)
-        from .bert import BertEncoder
+        from .bert_numpy import NumpyEncoder, check_config, load_tokenizer
 
         model_dir = Path(self.model_dir)
-        self._encoder = BertEncoder(model_dir, _weights(model_dir), self.max_length)
+        config = check_config(model_dir)
+        weights = _weights(model_dir)
+        if all(w.suffix == ".safetensors" for w in weights):
+            self._fast = NumpyEncoder(model_dir, weights, config, load_tokenizer(model_dir, self.max_length, config))
+
+    @property
+    def encoder(self) -> Any:
+        """The torch encoder (rag.bert.BertEncoder), built on first use: importing torch is ~2.4 s of a
+        cold process, which a question embedded by the NumPy encoder does not pay."""
+        with self._lock:
+            if self._encoder is None:
+                from .bert import BertEncoder
+
+                model_dir = Path(self.model_dir)
+                self._encoder = BertEncoder(model_dir, _weights(model_dir), self.max_length)
+            return self._encoder
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._fast.tokenizer if self._fast is not None else self.encoder.tokenizer
+
+    def _bf16(self) -> bool:
+        if self.use_bf16 is None:
+            self.use_bf16 = bf16_supported()
+        return bool(self.use_bf16)
 
     @classmethod
     def class_name(cls) -> str:
@@ -90,13 +118,15 @@ class LocalEmbedding(BaseEmbedding):
         return _EMBED_THREAD.submit(self._embed_here, texts).result()
 
     def _embed_here(self, texts: list[str]) -> list[list[float]]:
+        if not self._bulk and self._fast is not None and len(texts) <= FAST_TEXTS:
+            return list(self._fast.encode(texts, self.normalize).tolist())
         import torch
 
-        bf16 = self.use_bf16 and self._bulk
+        bf16 = self._bulk and self._bf16()
         ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
         # Batches come sorted by length (`get_text_embedding_batch`), so padding is small.
         with torch.inference_mode(), ctx:
-            vectors: list[list[float]] = self._encoder.encode(texts, self.normalize).tolist()
+            vectors: list[list[float]] = self.encoder.encode(texts, self.normalize).tolist()
             return vectors
 
     def pooled_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -118,9 +148,9 @@ class LocalEmbedding(BaseEmbedding):
     def _pooled_here(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         import torch
 
-        ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if self.use_bf16 else contextlib.nullcontext()
+        ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if self._bf16() else contextlib.nullcontext()
         with torch.inference_mode(), ctx:
-            pooled, counts = self._encoder.pooled(texts)
+            pooled, counts = self.encoder.pooled(texts)
             return pooled.numpy(), counts.numpy()
 
     def embed_with_spans(
@@ -148,9 +178,9 @@ class LocalEmbedding(BaseEmbedding):
         import torch
         import torch.nn.functional as F
 
-        ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if self.use_bf16 else contextlib.nullcontext()
+        ctx: Any = torch.autocast("cpu", dtype=torch.bfloat16) if self._bf16() else contextlib.nullcontext()
         with torch.inference_mode(), ctx:
-            pooled, parts = self._encoder.pooled_with_spans(texts, spans)
+            pooled, parts = self.encoder.pooled_with_spans(texts, spans)
             whole = (F.normalize(pooled, p=2, dim=1) if self.normalize else pooled).tolist()
             return whole, [[F.normalize(v, p=2, dim=0).numpy() for v in own] for own in parts]
 
@@ -281,8 +311,8 @@ def build_embedder(cfg: EmbeddingSettings, path: Path | None = None) -> BaseEmbe
     if not Path(path).exists():
         raise ConfigError(f"embedding model not found: {path}")
     layout = read_layout(Path(path))
-    use_bf16 = cfg.precision == "bfloat16" or (cfg.precision == "auto" and bf16_supported())
-    logger.info("loading embedding model %s (%s)", path, "bfloat16" if use_bf16 else "float32")
+    use_bf16 = None if cfg.precision == "auto" else cfg.precision == "bfloat16"
+    logger.info("loading embedding model %s (bulk precision: %s)", path, cfg.precision)
     return LocalEmbedding(model_name=str(path), model_dir=str(path), embed_batch_size=cfg.batch_size, use_bf16=use_bf16, **layout)
 
 

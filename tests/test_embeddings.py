@@ -86,3 +86,22 @@ def test_an_encoder_other_than_bert_or_without_its_tokenizer_is_a_clear_error(tm
     (model / "tokenizer.json").unlink()
     with pytest.raises(ConfigError, match="tokenizer.json is missing"):
         build_embedder(EmbeddingSettings(model_path=model))
+
+
+@pytest.mark.slow
+def test_the_numpy_encoder_gives_the_torch_encoders_vectors(texts) -> None:
+    """Questions (a few texts outside bulk work) go through the NumPy encoder: the same vectors."""
+    ours = build_embedder(EmbeddingSettings(precision="float32"))
+    by_torch = ours.encoder.encode(texts, True).numpy()
+    by_numpy = np.concatenate([ours._fast.encode(texts[i : i + 8], True) for i in range(0, len(texts), 8)])
+    assert np.abs(by_numpy - by_torch).max() < 1e-5
+
+
+def test_a_question_is_embedded_without_importing_torch() -> None:
+    code = (
+        "import sys; from rag.embeddings import build_embedder; from rag.settings import EmbeddingSettings; "
+        "v = build_embedder(EmbeddingSettings()).get_query_embedding('spurious correlations in VLMs'); "
+        "print(len(v), 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.split() == ["384", "False"], out.stderr[-2000:]

@@ -84,7 +84,7 @@ def test_ingest_stores_each_abstract_sentence_and_answers_read_them(tmp_path) ->
     window = Chunker.for_model(rag.embed_model, rag.settings.ingest).chunks(paper)[1]
     assert window.span[0] == 0 and window.embed_text.startswith(f"{paper.title}\n{said[0]}")
     start = len(paper.title) + 1
-    _, parts = rag.embed_model._encoder.pooled_with_spans([window.embed_text], [[(start, start + len(said[0]))]])
+    _, parts = rag.embed_model.encoder.pooled_with_spans([window.embed_text], [[(start, start + len(said[0]))]])
     expected = unit_rows([parts[0][0].numpy()])[0]
     assert float(stored.get([said[0]])[said[0]] @ expected) > 0.995  # bf16 ingest, float16 storage
     # ... and it is about the sentence: on average closer to the sentence's own embedding than to the
