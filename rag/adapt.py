@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 from .chunking import Chunk
 from .embeddings import model_fingerprint
+from .errors import ConfigError
 from .store import ModelRecord
 
 logger = logging.getLogger(__name__)
@@ -79,6 +80,18 @@ def training_pairs(papers: Sequence[Sequence[Chunk]], rng: random.Random) -> lis
     return pairs
 
 
+def require_training() -> None:
+    """A clear error when the `adapt` extra (sentence-transformers, transformers) is not installed."""
+    import importlib.util
+
+    missing = [m for m in ("sentence_transformers", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(
+            f"`rag adapt` trains with {' and '.join(missing)}, which this installation lacks: "
+            "pip install 'iclr-rag[adapt]' (scripts/setup.sh installs it)"
+        )
+
+
 def adapt_model(
     base_dir: Path,
     papers: Sequence[Sequence[Chunk]],
@@ -91,6 +104,8 @@ def adapt_model(
 ) -> Path:
     """Fine-tune the sentence-transformers model at `base_dir` on the papers' chunks; save to `out_dir`."""
     import torch
+
+    require_training()
     from sentence_transformers import SentenceTransformer
 
     if sum(1 for chunks in papers if any(c.kind == "window" for c in chunks)) < 2:

@@ -173,7 +173,7 @@ class RAG:
         `models/<fingerprint>` and named in the store's manifest, so later processes load it. The
         new vectors go to a sibling collection that replaces the store's only once complete: a
         failure leaves the store and its model as they were."""
-        from .adapt import AdaptConfig, AdaptReport, adapt_model, corpus_fingerprint
+        from .adapt import AdaptConfig, AdaptReport, adapt_model, corpus_fingerprint, require_training
         from .embeddings import (
             bf16_supported,
             build_embedder,
@@ -183,6 +183,7 @@ class RAG:
         )
         from .ingest import Chunker, ingest_papers
 
+        require_training()  # before anything is locked or written
         cfg = cfg or AdaptConfig()
         with self._lock, self.store.writing():  # no other write while the store is re-embedded
             store = self.store

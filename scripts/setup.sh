@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create .venv and install the project offline-capable: CPU torch, a portable llama.cpp build, every
-# extra (serve: API + UI, eval: plots, dev: test tools).
+# extra (serve: API + UI, eval: plots, adapt: `rag adapt`'s training, dev: test tools).
 # Idempotent: a second run takes seconds. Usage: scripts/setup.sh [--no-browser]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +45,7 @@ if ! ls "$LLAMA_WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2
 fi
 
 step "installing the project and its dependencies"
-"${PIP[@]}" install -q --find-links "$LLAMA_WHEELS" --only-binary llama-cpp-python -e ".[serve,eval,dev]"
+"${PIP[@]}" install -q --find-links "$LLAMA_WHEELS" --only-binary llama-cpp-python -e ".[serve,eval,adapt,dev]"
 if [ "$("$VENV/bin/python" rag/cpu.py installed)" != "$LLAMA_VARIANT" ]; then
   step "switching llama-cpp-python to the $LLAMA_VARIANT build"
   "${PIP[@]}" install -q --force-reinstall --no-deps "$LLAMA_WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl

@@ -156,3 +156,19 @@ def test_adapt_cli_help_and_bad_arguments(tmp_path: Path) -> None:
     env = {**__import__("os").environ, "RAG_STORE__PATH": str(tmp_path / "chroma")}
     bad = subprocess.run([*run, "--epochs", "0"], capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
     assert bad.returncode == 1 and "--epochs >= 1" in bad.stderr
+
+
+def test_adapt_without_the_adapt_extra_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sentence-transformers and transformers are the `adapt` extra: without them `rag adapt` says how
+    to install them before it locks or writes anything."""
+    import importlib.util
+
+    from rag.errors import ConfigError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
+    rag = RAG(Settings(store={"path": tmp_path / "chroma"}))
+    with pytest.raises(ConfigError, match=r"pip install 'iclr-rag\[adapt\]'"):
+        rag.adapt(progress=False)
+    assert not (tmp_path / "chroma").exists()  # nothing opened or written
