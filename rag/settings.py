@@ -120,11 +120,12 @@ class RetrievalSettings(_Group):
         10, ge=1, le=50, description="Papers for a question that asks for a list (\"which papers ...\")."
     )
     pool_k: int = Field(
-        30,
+        50,
         ge=0,
         le=200,
         description="Candidates read for a topic question: every one that meets the question (its topic "
-        "and each constraint) is counted, and the best `list_top_k` are shown (0: read only those shown).",
+        "and each constraint) is counted, and the best `list_top_k` are shown (0: read only those shown). "
+        "Reading a candidate costs ~1 ms now that its sentence vectors are stored (docs/measured.md).",
     )
     all_k: int = Field(
         100, ge=1, le=500, description="Candidates read when every matching paper is asked for (show all)."
