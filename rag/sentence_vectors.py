@@ -51,6 +51,7 @@ class SentenceVectors:
         self.model = model
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self.unreadable = False
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -63,9 +64,19 @@ class SentenceVectors:
         return self._conn
 
     def get(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """The stored float32 vectors of those `texts` that have one."""
-        if not texts or not self.path.exists() and self._conn is None:
+        """The stored float32 vectors of those `texts` that have one. A file that cannot be read (a
+        read-only mount that SQLite cannot open, a damaged file) is logged once and read as empty:
+        answers then embed their quotes, as without this file."""
+        if not texts or self.unreadable or not self.path.exists() and self._conn is None:
             return {}
+        try:
+            return self._get(texts)
+        except sqlite3.Error as exc:
+            self.unreadable = True
+            logger.warning("sentence vectors at %s cannot be read (%s): quotes are embedded per answer", self.path, exc)
+            return {}
+
+    def _get(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         keyed = {_key(self.model, t): t for t in dict.fromkeys(texts)}
         keys = list(keyed)
         found: dict[str, np.ndarray] = {}

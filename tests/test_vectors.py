@@ -130,3 +130,22 @@ def test_composed_windows_are_the_token_weighted_mean_of_their_parts(tmp_path) -
     assert float(unit_rows([window])[0] @ expected) > 0.995
     switched = RAG(Settings(store={"path": tmp_path / "chroma", "auto_seed": False}))
     assert switched.ingest([SEED_CORPUS], progress=False).updated == 19
+
+
+def test_unreadable_sentence_vectors_are_logged_once_and_answers_embed_their_quotes(tmp_path, caplog) -> None:
+    """A sentence-vector file SQLite cannot read is a cache miss with one warning, never an error."""
+    from rag.sentence_vectors import SentenceVectors
+
+    path = tmp_path / "rag-sentences.sqlite3"
+    path.write_bytes(b"not a database" * 100)
+    stored = SentenceVectors(path, "model")
+    with caplog.at_level("WARNING", logger="rag.sentence_vectors"):
+        assert stored.get(SENTENCES) == {} and stored.get(SENTENCES) == {}
+    assert stored.unreadable and len([r for r in caplog.records if "cannot be read" in r.message]) == 1
+
+    class Fake:
+        def get_text_embedding_batch(self, texts):
+            return [np.ones(8, dtype=np.float32) for _ in texts]
+
+    cache = VectorCache(stored=path)
+    assert len(cache.embed(Fake(), SENTENCES)) == len(SENTENCES) and cache.misses == len(SENTENCES)
