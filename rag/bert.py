@@ -67,15 +67,21 @@ class BertEncoder:
             x = self._norm(self._linear(inner, p + "output.dense") + x, p + "output.LayerNorm")
         return x
 
-    def pooled(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean-pooled float32 vectors of `texts` (not normalised), and how many tokens each averages."""
+    def _forward(self, texts: list[str]) -> tuple[list[Any], torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(encodings, last hidden states, mean-pooled vectors, tokens each averages) of `texts`."""
         batch = self.tokenizer.encode_batch(texts)
         ids = torch.tensor([e.ids for e in batch])
         mask = torch.tensor([e.attention_mask for e in batch])
         hidden = self.hidden(ids, mask)
         weights = mask.unsqueeze(-1).to(hidden.dtype)
         counts = weights.sum(1)
-        return ((hidden * weights).sum(1) / counts.clamp(min=1e-9)).float(), counts.squeeze(-1).float()
+        pooled = ((hidden * weights).sum(1) / counts.clamp(min=1e-9)).float()  # mean over real tokens
+        return batch, hidden, pooled, counts.squeeze(-1).float()
+
+    def pooled(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean-pooled float32 vectors of `texts` (not normalised), and how many tokens each averages."""
+        _, _, pooled, counts = self._forward(texts)
+        return pooled, counts
 
     def pooled_with_spans(
         self, texts: list[str], spans: list[list[tuple[int, int]]]
@@ -83,12 +89,7 @@ class BertEncoder:
         """Mean-pooled vectors of `texts` (not normalised), and for each text the mean of the hidden
         states of the tokens inside each of its character `spans` (its sentences, read in the
         context of the whole text: "late chunking"). A span without a token gets a zero vector."""
-        batch = self.tokenizer.encode_batch(texts)
-        ids = torch.tensor([e.ids for e in batch])
-        mask = torch.tensor([e.attention_mask for e in batch])
-        hidden = self.hidden(ids, mask)
-        weights = mask.unsqueeze(-1).to(hidden.dtype)
-        pooled = ((hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)).float()
+        batch, hidden, pooled, _ = self._forward(texts)
         parts: list[list[torch.Tensor]] = []
         for b, enc in enumerate(batch):
             offsets = torch.tensor(enc.offsets)

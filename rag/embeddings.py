@@ -129,16 +129,20 @@ class LocalEmbedding(BaseEmbedding):
             vectors: list[list[float]] = self.encoder.encode(texts, self.normalize).tolist()
             return vectors
 
+    def _length_batches(self, texts: list[str]) -> Iterator[list[int]]:
+        """Indices of `texts` in batches of `embed_batch_size`, longest first: little padding."""
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        size = max(1, self.embed_batch_size)
+        for start in range(0, len(order), size):
+            yield order[start : start + size]
+
     def pooled_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Mean-pooled vectors of `texts` before normalising, and the tokens each averages: a text made
         of parts is pooled as the token-weighted mean of its parts' pooled vectors (rag.ingest composes
         sentence windows this way). Bulk work: bf16 when enabled, batches of similar length."""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         vectors = np.zeros((len(texts), 0), dtype=np.float32)
         counts = np.zeros(len(texts), dtype=np.float32)
-        size = max(1, self.embed_batch_size)
-        for start in range(0, len(order), size):
-            part = order[start : start + size]
+        for part in self._length_batches(texts):
             pooled, n = _EMBED_THREAD.submit(self._pooled_here, [texts[i] for i in part]).result()
             if vectors.shape[1] == 0:
                 vectors = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
@@ -159,12 +163,9 @@ class LocalEmbedding(BaseEmbedding):
         """Unit vectors of `texts`, and unit vectors of each text's character `spans` pooled from the
         same pass (rag.bert.BertEncoder.pooled_with_spans). Bulk work: bf16 when enabled, batches of
         similar length."""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         vectors: list[list[float]] = [[] for _ in texts]
         parts: list[list[np.ndarray]] = [[] for _ in texts]
-        size = max(1, self.embed_batch_size)
-        for start in range(0, len(order), size):
-            chunk = order[start : start + size]
+        for chunk in self._length_batches(texts):
             whole, own = _EMBED_THREAD.submit(
                 self._spans_here, [texts[i] for i in chunk], [spans[i] for i in chunk]
             ).result()

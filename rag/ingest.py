@@ -187,7 +187,8 @@ def _fill_sentences(
     batch: int, progress: bool,
 ) -> None:
     """Sentence vectors for stored papers that lack them (a store written before they were kept)."""
-    lacking = [p for p in papers if sentences.missing(abstract_sentences(p.abstract))]
+    gaps = set(sentences.missing(s for p in papers for s in abstract_sentences(p.abstract)))  # one read
+    lacking = [p for p in papers if any(s in gaps for s in abstract_sentences(p.abstract))] if gaps else []
     if not lacking:
         return
     logger.info("computing the abstract sentence vectors of %d stored papers", len(lacking))
