@@ -9,8 +9,10 @@ vectors against sentence-transformers' to 1e-5.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 from torch.nn import functional as F
@@ -41,11 +43,49 @@ class BertEncoder:
         if missing:
             raise ConfigError(f"embedding model {model_dir}: weights lack {missing}")
         self.tokenizer = load_tokenizer(model_dir, max_length, config)
+        self._int8: dict[str, Any] | None = None  # prepacked int8 weights, while `running("int8")`
+        self._packed: dict[str, Any] = {}
+
+    @contextlib.contextmanager
+    def running(self, precision: str) -> Iterator[None]:
+        """Run the forward passes inside this block in `precision`: "float32"; "bfloat16" (CPU
+        autocast); or "int8": each dense layer's weights quantized per output channel and its inputs
+        quantized per batch on the fly (fbgemm's dynamic int8 GEMM, full 8-bit range; the embeddings,
+        attention, GELU and layer norms stay float32). The cosine to float32 is measured in
+        tests/test_embeddings.py."""
+        if precision == "bfloat16":
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                yield
+        elif precision == "int8":
+            if not self._packed:
+                self._packed = {name: self._pack(name) for name in self._dense_names()}
+            self._int8 = self._packed
+            try:
+                yield
+            finally:
+                self._int8 = None
+        else:
+            yield
+
+    def _dense_names(self) -> list[str]:
+        return [n.removesuffix(".weight") for n, t in self.w.items()
+                if n.startswith("encoder.layer.") and n.endswith(".weight") and t.dim() == 2]
+
+    def _pack(self, name: str) -> Any:
+        weight = self.w[name + ".weight"]
+        scales = (weight.abs().amax(1) / 127.0).clamp(min=1e-12).double()
+        zero = torch.zeros(weight.shape[0], dtype=torch.long)
+        with warnings.catch_warnings():  # quantized tensors are deprecated upstream; torch is pinned
+            warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
+            q = torch.quantize_per_channel(weight, scales, zero, 0, torch.qint8)
+        return torch.ops.quantized.linear_prepack(q, self.w[name + ".bias"])
 
     def _norm(self, x: torch.Tensor, name: str) -> torch.Tensor:
         return F.layer_norm(x, x.shape[-1:], self.w[name + ".weight"], self.w[name + ".bias"], self.eps)
 
     def _linear(self, x: torch.Tensor, name: str) -> torch.Tensor:
+        if self._int8 is not None:
+            return torch.ops.quantized.linear_dynamic(x, self._int8[name], False)
         return F.linear(x, self.w[name + ".weight"], self.w[name + ".bias"])
 
     def hidden(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

