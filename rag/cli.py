@@ -1,4 +1,4 @@
-"""`rag` command line: ingest, ask, chat, stats, remove, adapt (thin layer over `rag.RAG`)."""
+"""`rag` command line: ingest, ask, chat, export, stats, remove, adapt (thin layer over `rag.RAG`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 from typing import Any, Sequence
 
 from .errors import redact_secrets
+from .export import FORMATS
 from .settings import DECISIONS, RETRIEVER_MODES
 
 logger = logging.getLogger("rag")
@@ -105,6 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Read questions from standard input until EOF or 'exit'. Follow-ups "
                        "(\"what dataset does the second one use?\") are condensed against the "
                        "conversation; 'new' starts a new one.")
+    _add_question_options(p)
+
+    p = sub.add_parser("export", help="write papers as BibTeX, CSV, Markdown or JSON",
+                       description="Export stored papers by id, or the papers that the answer to "
+                       "--question cites (with --all: every paper it counts as meeting a list question).")
+    p.add_argument("paper_ids", nargs="*", help="paper ids (OpenReview ids)")
+    p.add_argument("--question", help="export the papers of this question's answer instead of ids")
+    p.add_argument("--all", action="store_true", dest="show_all",
+                   help="with --question: every paper that meets it, not only the cited ones")
+    p.add_argument("--format", choices=FORMATS, default="bibtex", help="default: bibtex")
+    p.add_argument("-o", "--output", help="write to this file (default: standard output)")
     _add_question_options(p)
 
     p = sub.add_parser("stats", help="papers and chunks in the store", description="Count papers and chunks.")
@@ -208,6 +220,27 @@ def _chat_loop(rag: Any, args: argparse.Namespace) -> None:
         print_answer(answer)
 
 
+def _export(rag: Any, args: argparse.Namespace) -> None:
+    from .errors import InvalidRequestError
+
+    if bool(args.question) == bool(args.paper_ids):
+        raise InvalidRequestError("give paper ids or --question, not both and not neither")
+    ids = list(args.paper_ids)
+    if args.question:
+        answer = rag.ask(args.question, top_k=args.top_k, decisions=args.decision, retriever=args.retriever,
+                         show_all=args.show_all)
+        ids = answer.paper_ids(matching=args.show_all)
+        if not ids:
+            raise InvalidRequestError(f"the answer cites no paper ({answer.refusal_reason or 'nothing found'})")
+    text = rag.export(ids, args.format)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        say(f"wrote {len(ids)} papers as {args.format} to {args.output}", file=sys.stderr)
+    else:
+        say(text.rstrip("\n"))
+
+
 def _run(args: argparse.Namespace) -> int:
     from . import RAG, Settings
 
@@ -253,6 +286,8 @@ def _run(args: argparse.Namespace) -> int:
         say(f"adapted model {adapted.record.fingerprint} ({adapted.training['steps']} steps, "
               f"{adapted.training['seconds']:.0f}s) saved to {adapted.model_dir}; re-embedded "
               f"{adapted.papers} papers ({adapted.chunks} chunks)")
+    elif args.command == "export":
+        _export(rag, args)
     elif args.command == "remove":
         n = rag.remove(args.paper_id)
         say(f"removed {args.paper_id} ({n} chunks)")

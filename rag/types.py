@@ -185,3 +185,27 @@ class Answer(BaseModel):
     def to_markdown(self) -> str:
         """The answer text with its removal note and reference list."""
         return self.text + self.tail_markdown()
+
+    def cited_papers(self) -> list[Citation]:
+        """One citation per paper the answer cites, in the order of their [n] numbers."""
+        seen: dict[str, Citation] = {}
+        for c in sorted(self.citations, key=lambda c: c.number):
+            seen.setdefault(c.paper_id, c)
+        return list(seen.values())
+
+    def paper_ids(self, matching: bool = False) -> list[str]:
+        """The cited papers' ids in [n] order; with `matching`, every paper the answer counts as
+        meeting a list question (`matching_ids`) when it has them."""
+        if matching and self.matching_ids:
+            return list(self.matching_ids)
+        return [c.paper_id for c in self.cited_papers()]
+
+    def export(self, fmt: str = "bibtex") -> str:
+        """The cited papers as BibTeX, CSV, Markdown or JSON (rag.export)."""
+        from .export import export
+
+        return export(self.cited_papers(), fmt)
+
+    def to_bibtex(self) -> str:
+        """The cited papers as BibTeX entries (`@inproceedings`, ICLR 2025)."""
+        return self.export("bibtex")

@@ -24,6 +24,7 @@ OPERATIONS = [
     ("get", "/healthz"),
     ("post", "/api/ask"),
     ("post", "/api/ask/stream"),
+    ("post", "/api/export"),
     ("get", "/v1/models"),
     ("get", "/v1/models/{model_id}"),
     ("post", "/v1/chat/completions"),

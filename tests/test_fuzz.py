@@ -135,7 +135,8 @@ def test_schemathesis_finds_nothing(tmp_path: Path, run: str) -> None:
     assert result.returncode == 0, short(result.stdout + result.stderr)
     assert found["failed"] == [] and found["tracebacks"] == []
     assert not any(status >= 500 for status in found["statuses"])
-    assert set(found["cases"]) >= {"POST /api/ask", "POST /api/ask/stream", "POST /v1/chat/completions"}
+    assert set(found["cases"]) >= {"POST /api/ask", "POST /api/ask/stream", "POST /api/export",
+                                   "POST /v1/chat/completions"}
     assert sum(found["statuses"].values()) >= 6 * EXAMPLES  # it did run
     junit = next(report.glob("junit-*.xml")).read_text()
     assert 'failures="0"' in junit and 'errors="0"' in junit

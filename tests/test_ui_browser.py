@@ -205,6 +205,44 @@ def test_list_answer_titles_match_the_sources_panel_numbers(server, browser, tmp
     page.context.close()
 
 
+def test_the_cited_papers_download_as_bibtex_and_csv(server, browser, tmp_path: Path) -> None:
+    import bibtexparser
+
+    outside: list[str] = []
+    page = _open(browser, server.url, outside)
+    _ask(page, LIST_Q, turn=1)
+    button = page.locator("#rag-download")
+    page.wait_for_function("!document.querySelector('#rag-download').disabled", timeout=30_000)
+    cards = page.locator("#rag-sources .rag-title")
+    shown = [cards.nth(i).inner_text() for i in range(cards.count())]
+    with page.expect_download(timeout=30_000) as got:
+        button.click()
+    bib = tmp_path / "papers.bib"
+    got.value.save_as(bib)
+    assert got.value.suggested_filename == "iclr2025-papers.bib"
+    lib = bibtexparser.parse_string(bib.read_text(encoding="utf-8"))
+    assert lib.failed_blocks == [] and len(lib.entries) >= 2
+    titles = [e["title"].strip("{}") for e in lib.entries]
+    assert set(titles) <= set(shown), (titles, shown)  # the papers the answer cites, nothing else
+    assert all(e["booktitle"].endswith("Learning Representations") for e in lib.entries)
+
+    page.locator("#rag-export-format input").click()
+    page.get_by_role("option", name="CSV").click()
+    for _ in range(20):  # the button gets the CSV file a moment after the choice
+        page.wait_for_timeout(250)
+        with page.expect_download(timeout=30_000) as got:
+            page.locator("#rag-download").click()
+        if got.value.suggested_filename.endswith(".csv"):
+            break
+    assert got.value.suggested_filename == "iclr2025-papers.csv"
+    table = tmp_path / "papers.csv"
+    got.value.save_as(table)
+    assert table.read_text(encoding="utf-8").splitlines()[0] == "paper_id,title,authors,decision,url"
+    assert len(table.read_text(encoding="utf-8").splitlines()) == len(titles) + 1
+    assert outside == []
+    page.context.close()
+
+
 def test_markup_from_the_corpus_is_shown_as_text(server, browser, tmp_path: Path) -> None:
     outside: list[str] = []
     page = _open(browser, server.url, outside)

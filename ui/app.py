@@ -7,11 +7,12 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from rag.errors import RagError, describe
 from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits
 from rag.settings import DECISIONS, RETRIEVER_MODES
 
-from .render import chat_turn, escape_markdown, sources_html
+from .render import chat_turn, escape_markdown, export_file, sources_html
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +117,15 @@ def build_ui(
             yield view.messages, view.sources_html, view.markdown, view.turns, ("" if first else gr.skip())
             first = False
 
+    def prepare_download(turns: list[dict[str, Any]], fmt: str, show_all: bool) -> Any:
+        try:
+            path = export_file(rag, turns or [], fmt, matching=bool(show_all))
+        except RagError as exc:
+            gr.Warning(describe(exc).user_message)
+            path = None
+        label = "Download all listed papers" if show_all else "Download cited papers"
+        return gr.DownloadButton(label, value=str(path) if path else None, interactive=path is not None)
+
     def new_chat() -> tuple[Any, ...]:
         return [], sources_html(None), "", [], ""
 
@@ -151,6 +161,14 @@ def build_ui(
                     send = gr.Button("Ask", variant="primary", scale=1, elem_id="rag-send")
                 with gr.Row():
                     copy = gr.Button("Copy answer as Markdown", size="sm", elem_id="rag-copy")
+                    export_format = gr.Dropdown(
+                        [("BibTeX", "bibtex"), ("CSV", "csv"), ("Markdown", "markdown"), ("JSON", "json")],
+                        value="bibtex", show_label=False, container=False, elem_id="rag-export-format",
+                        min_width=90, scale=0,
+                    )
+                    download = gr.DownloadButton(
+                        "Download cited papers", value=None, size="sm", interactive=False, elem_id="rag-download"
+                    )
                     clear = gr.Button("New chat", size="sm", elem_id="rag-clear")
                 gr.Examples(examples=[[q] for q in EXAMPLES], inputs=[msg], label="Example questions")
             with gr.Column(scale=2):
@@ -190,6 +208,7 @@ def build_ui(
 
         inputs = [msg, turns, decisions, top_k, retriever, show_all]
         outputs = [chatbot, sources, markdown, turns, msg]
+        export_inputs = [turns, export_format, show_all]
         for trigger in (msg.submit, send.click):
             trigger(
                 respond,
@@ -198,9 +217,12 @@ def build_ui(
                 concurrency_limit=workers,
                 concurrency_id="llm",
                 api_visibility="private",
+            ).then(prepare_download, export_inputs, [download], queue=False, api_visibility="private")
+        export_format.change(prepare_download, export_inputs, [download], queue=False, api_visibility="private")
+        for cleared in (clear.click, chatbot.clear):
+            cleared(new_chat, None, outputs, queue=False, api_visibility="private").then(
+                prepare_download, export_inputs, [download], queue=False, api_visibility="private"
             )
-        clear.click(new_chat, None, outputs, queue=False, api_visibility="private")
-        chatbot.clear(new_chat, None, outputs, queue=False, api_visibility="private")
         copy.click(None, [markdown], None, js=COPY_JS)
         demo.load(lambda: status_line(rag), None, status, queue=False, api_visibility="private")
     # api_open=False: the queued answer runs only through the queue (its slots, its size), never as a

@@ -9,8 +9,10 @@ from __future__ import annotations
 import html
 import logging
 import re
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -18,6 +20,7 @@ from rag.citations import ITEM, MARKER, LiveMarkerFilter, marker_numbers, split_
 from rag.conversation import ChatTurn, chat_stream
 from rag.errors import RagError, describe
 from rag.events import Condensed, Final, Queued, Sources, Token
+from rag.export import EXTENSIONS
 from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits
 from rag.types import Answer, Citation, Source
@@ -257,6 +260,22 @@ def earlier_answers(turns: Sequence[dict[str, Any]]) -> list[tuple[int, str, Ans
         for i, t in enumerate(turns, start=1)
         if t.get("answer")
     ]
+
+
+def export_file(rag: Any, turns: Sequence[dict[str, Any]], fmt: str, matching: bool = False) -> Path | None:
+    """A file of the latest answer's papers in `fmt` (rag.export), for the download button: the cited
+    papers, or with `matching` every paper the answer counts as meeting a list question. None when the
+    latest turn has no answer that names a paper."""
+    if not turns or not turns[-1].get("answer"):
+        return None
+    ids = Answer.model_validate(turns[-1]["answer"]).paper_ids(matching=matching)
+    if not ids:
+        return None
+    text = rag.export(ids, fmt)
+    folder = Path(tempfile.mkdtemp(prefix="rag-export-"))
+    path = folder / f"iclr2025-papers.{EXTENSIONS[fmt]}"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def history_from_turns(turns: Sequence[dict[str, Any]], limits: Limits = DEFAULT_LIMITS) -> list[ChatTurn]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag.conversation import ChatTurn, chat_stream
 from rag.errors import InvalidRequestError
 from rag.events import Event, Final, Queued, Sources, final_answer
+from rag.export import MAX_PAPERS, ExportFormat
 from rag.gate import GenerationGate
 from rag.limits import check_request
 from rag.settings import Decision, RetrieverMode, ServerSettings
@@ -108,6 +109,27 @@ class AskRequest(SearchOptions):
         description="Earlier messages, oldest first: at most RAG_SERVER__MAX_HISTORY_MESSAGES, and "
         "at most RAG_SERVER__MAX_HISTORY_CHARS characters of content together.",
     )
+
+
+PaperId = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class ExportRequest(BaseModel):
+    """Stored papers to export, by id, in the order given."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    paper_ids: list[PaperId] = Field(
+        min_length=1, max_length=MAX_PAPERS,
+        description="OpenReview ids of stored papers (e.g. an answer's `citations[].paper_id` or "
+        "`matching_ids`); an id the store does not hold is a 400 that names it.",
+    )
+    format: ExportFormat = Field("bibtex", description="bibtex, csv, markdown or json.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text(cls, data: Any) -> Any:
+        return request_json(data)
 
 
 class Api:

@@ -1,13 +1,15 @@
-"""The native HTTP API: POST /api/ask (JSON answer) and /api/ask/stream (server-sent events)."""
+"""The native HTTP API: POST /api/ask (JSON answer), /api/ask/stream (server-sent events) and
+/api/export (papers as BibTeX, CSV, Markdown or JSON)."""
 
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from rag.errors import GenerationCancelled, RagError
 from rag.events import Condensed, Event, Final, Queued, Sources, Token
+from rag.export import EXTENSIONS, FORMATS, MEDIA_TYPES
 from rag.types import Answer
 
-from .api import Api, AskRequest, chain_events, close_events, sse, stream_headers
+from .api import Api, AskRequest, ExportRequest, chain_events, close_events, sse, stream_headers
 from .errors import error_event
 from .streaming import cancellable_stream, stream_failed
 
@@ -33,6 +35,27 @@ def add_native_routes(app: Any, api: Api, dependencies: list[Any], responses: di
         return StreamingResponse(
             ask_events(head, events), media_type="text/event-stream", headers=stream_headers()
         )
+
+
+    export_body = {"type": "string", "description": "The papers in the asked format."}
+    json_body = {"type": "array", "items": {"type": "object", "required": ["paper_id", "title", "authors", "decision", "url"]}}
+
+    @app.post(
+        "/api/export", tags=["api"], dependencies=dependencies, response_class=Response,
+        responses={
+            **responses,
+            200: {
+                "description": "The papers as a file (`Content-Disposition: attachment`), in the order asked.",
+                "content": {MEDIA_TYPES[f]: {"schema": json_body if f == "json" else export_body} for f in FORMATS},
+            },
+        },
+    )
+    def export(req: ExportRequest) -> Response:
+        """Stored papers by id as BibTeX (`@inproceedings`, ICLR 2025), CSV, Markdown or JSON."""
+        text = api.rag.export(req.paper_ids, req.format)
+        name = f"iclr2025-papers.{EXTENSIONS[req.format]}"
+        return Response(text, media_type=f"{MEDIA_TYPES[req.format]}; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 def ask_events(head: list[Event], events: Iterator[Event]) -> AsyncIterator[str]:

@@ -1,0 +1,173 @@
+"""Papers out of the product: BibTeX, CSV, Markdown and JSON of an answer's papers or any selection.
+
+One rule per format, over anything with a paper's fields (a stored paper row, an answer's citation):
+`paper_id`, `title`, `authors`, `decision`, `url`. BibTeX follows what OpenReview itself gives for an
+ICLR 2025 paper (`@inproceedings`, key `<first author's last name>2025<first title word>`), with every
+LaTeX special character escaped, the title's case protected, and names that BibTeX would split wrongly
+(a comma, a lone "and") kept whole in braces. Two papers of one export with the same key both get
+their paper id appended, so a key never depends on which other papers were selected unless it would
+clash.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from typing import Literal, Protocol, get_args
+
+from .errors import InvalidRequestError
+from .terms import STOPWORDS, words
+
+ExportFormat = Literal["bibtex", "csv", "markdown", "json"]
+FORMATS: tuple[str, ...] = get_args(ExportFormat)
+MEDIA_TYPES = {"bibtex": "application/x-bibtex", "csv": "text/csv", "markdown": "text/markdown",
+               "json": "application/json"}
+EXTENSIONS = {"bibtex": "bib", "csv": "csv", "markdown": "md", "json": "json"}
+BOOKTITLE = "The Thirteenth International Conference on Learning Representations"
+YEAR = "2025"
+MAX_PAPERS = 10_000  # per export: all of ICLR 2025 (2,115) fits several times
+CSV_FIELDS = ("paper_id", "title", "authors", "decision", "url")
+
+
+class PaperLike(Protocol):
+    @property
+    def paper_id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def authors(self) -> list[str]: ...
+    @property
+    def decision(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+
+
+def check_format(fmt: str) -> ExportFormat:
+    """`fmt` as an export format, or InvalidRequestError naming the formats there are."""
+    if fmt not in FORMATS:
+        raise InvalidRequestError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
+    return fmt  # type: ignore[return-value]
+
+
+def export(papers: Sequence[PaperLike], fmt: str) -> str:
+    """`papers` (in the order given) as text in `fmt`: bibtex, csv, markdown or json."""
+    fmt = check_format(fmt)
+    if fmt == "bibtex":
+        return to_bibtex(papers)
+    if fmt == "csv":
+        return to_csv(papers)
+    if fmt == "markdown":
+        return to_markdown(papers)
+    return to_json(papers)
+
+
+# -- BibTeX ------------------------------------------------------------------------------------
+_LATEX = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "&": r"\&", "%": r"\%", "$": r"\$",
+          "#": r"\#", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX_CHARS = re.compile("[" + re.escape("".join(_LATEX)) + "]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def latex_escape(text: str) -> str:
+    """`text` as literal LaTeX: the ten special characters escaped, control characters and runs of
+    whitespace made one space. Non-ASCII letters stay as they are (UTF-8 .bib files)."""
+    text = " ".join(_CONTROL.sub(" ", text).split())
+    return _LATEX_CHARS.sub(lambda m: _LATEX[m.group(0)], text)
+
+
+def _ascii_word(text: str) -> str:
+    folded = unicodedata.normalize("NFKD", text)
+    return re.sub(r"[^a-z0-9]", "", "".join(c for c in folded if not unicodedata.combining(c)).lower())
+
+
+def bibtex_key(paper: PaperLike) -> str:
+    """`<last name of the first author>2025<first title word that is neither a stop word nor a
+    number>`, ASCII lower case, as OpenReview's own BibTeX keys are ("anonymous" when there is no
+    author, "paper" when the title has no such word)."""
+    first = paper.authors[0].split(",")[0].split() if paper.authors else []  # "Picard, Jr." → Picard
+    last = _ascii_word(first[-1]) if first else ""
+    word = next((w for w in (_ascii_word(w) for w in words(paper.title) if w not in STOPWORDS)
+                 if re.search("[a-z]", w)), "")
+    return f"{last or 'anonymous'}{YEAR}{word or 'paper'}"
+
+
+def _name(name: str) -> str:
+    """One author for BibTeX's `and`-separated list: escaped; braced whole when BibTeX would read a
+    comma or a lone "and" in it as structure."""
+    escaped = latex_escape(name)
+    if "," in escaped or re.search(r"(?i)(?:^|\s)and(?:\s|$)", escaped):
+        return "{" + escaped + "}"
+    return escaped
+
+
+def _bib_url(url: str) -> str:
+    """The link, when it is one BibTeX can carry verbatim (http(s), no braces, spaces or backslash)."""
+    return url if re.fullmatch(r"https?://[^\s{}\\%]+", url or "") else ""
+
+
+def to_bibtex(papers: Sequence[PaperLike]) -> str:
+    keys = [bibtex_key(p) for p in papers]
+    clashes = {k for k, n in Counter(keys).items() if n > 1}
+    entries = []
+    for paper, key in zip(papers, keys):
+        if key in clashes:
+            key = f"{key}-{re.sub(r'[^A-Za-z0-9_-]', '', paper.paper_id)}"
+        fields = [("title", "{" + latex_escape(paper.title) + "}")]
+        if paper.authors:
+            fields.append(("author", " and ".join(_name(a) for a in paper.authors)))
+        fields += [("booktitle", BOOKTITLE), ("year", YEAR)]
+        if url := _bib_url(paper.url):
+            fields.append(("url", url))
+        if paper.decision:
+            fields.append(("note", latex_escape(f"ICLR {YEAR} {paper.decision}")))
+        body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+        entries.append(f"@inproceedings{{{key},\n{body}\n}}\n")
+    return "\n".join(entries)
+
+
+# -- CSV, Markdown, JSON ----------------------------------------------------------------------------
+def _record(paper: PaperLike) -> dict[str, object]:
+    return {"paper_id": paper.paper_id, "title": paper.title, "authors": list(paper.authors),
+            "decision": paper.decision, "url": paper.url}
+
+
+def to_csv(papers: Sequence[PaperLike]) -> str:
+    """One row per paper; authors joined with "; ". A title, author or decision cell that a
+    spreadsheet would run as a formula (starting with = + - @) gets a leading apostrophe."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for paper in papers:
+        row = _record(paper) | {"authors": "; ".join(paper.authors)}
+        writer.writerow([str(row[f]) if f in ("paper_id", "url") else _cell(str(row[f])) for f in CSV_FIELDS])
+    return out.getvalue()
+
+
+def _cell(value: str) -> str:
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def _md(text: str) -> str:
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", " ".join(text.split()))
+
+
+def to_markdown(papers: Sequence[PaperLike]) -> str:
+    """A numbered list: linked title, authors, decision."""
+    lines = []
+    for n, paper in enumerate(papers, 1):
+        title = _md(paper.title)
+        url = _bib_url(paper.url)
+        head = f"[{title}]({url})" if url else title
+        tail = [", ".join(_md(a) for a in paper.authors)] if paper.authors else []
+        tail += [f"ICLR {YEAR} {_md(paper.decision)}"] if paper.decision else []
+        lines.append(f"{n}. {head}" + ("  \n   " + " · ".join(tail) if tail else ""))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def to_json(papers: Sequence[PaperLike]) -> str:
+    return json.dumps([_record(p) for p in papers], ensure_ascii=False, indent=2) + "\n"
