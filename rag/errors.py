@@ -38,6 +38,10 @@ class InvalidRequestError(RagError):
     """A question or option given by a caller is out of range."""
 
 
+class NotFoundError(RagError):
+    """Something a caller named (a paper id) is not in the store."""
+
+
 class EmptyStoreError(RagError):
     """The store holds no papers, so there is nothing to answer from."""
 
@@ -74,6 +78,7 @@ class ErrorInfo:
 # (class, HTTP status, error type, user message with {message}); the first matching class wins.
 ERROR_TABLE: tuple[tuple[type[RagError], int, str, str], ...] = (
     (InvalidRequestError, 400, "invalid_request_error", "That request cannot be answered: {message}."),
+    (NotFoundError, 404, "not_found", "Not found: {message}."),
     (EmptyStoreError, 503, "empty_store",
      "The paper store is empty. Ingest papers first (rag ingest), then ask again."),
     (LLMUnavailableError, 503, "llm_unavailable",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .answer_cache import AnswerCache, cache_key
 from .corpus import LoadReport, load_many, seed_path
-from .errors import InvalidRequestError, RagError
+from .errors import InvalidRequestError, NotFoundError, RagError
 from .events import Event, Final, Sources, Token, final_answer
 from .export import MAX_PAPERS, check_format, export
 from .settings import RetrieverMode, Settings
@@ -263,8 +263,8 @@ class RAG:
     # -- papers out -------------------------------------------------------------------------
     def export(self, paper_ids: Sequence[str], fmt: str = "bibtex") -> str:
         """The stored papers `paper_ids` (in that order, repeats once) as BibTeX, CSV, Markdown or
-        JSON (rag.export). InvalidRequestError for an unknown format, an id the store does not hold
-        (all of them named) or more than rag.export.MAX_PAPERS ids."""
+        JSON (rag.export). InvalidRequestError for an unknown format or more than
+        rag.export.MAX_PAPERS ids; NotFoundError naming the ids the store does not hold."""
         check_format(fmt)
         ids = list(dict.fromkeys(str(i) for i in paper_ids))
         if not ids:
@@ -275,7 +275,7 @@ class RAG:
         unknown = [i for i in ids if i not in rows]
         if unknown:
             shown = ", ".join(repr(i) for i in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-            raise InvalidRequestError(f"no paper with id {shown} in the store")
+            raise NotFoundError(f"no paper with id {shown} in the store")
         return export([rows[i] for i in ids], fmt)
 
     # -- questions --------------------------------------------------------------------------

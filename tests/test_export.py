@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 from rag import RAG
 from rag.cli import main
 from rag.corpus import load_papers
-from rag.errors import InvalidRequestError
+from rag.errors import InvalidRequestError, NotFoundError
 from rag.export import FORMATS, MAX_PAPERS, bibtex_key, export, latex_escape, to_bibtex, to_csv, to_markdown
 from rag.serve import ServerSettings, create_app
 
@@ -98,7 +98,7 @@ def test_the_library_exports_stored_papers_and_an_answers_citations(seed_rag: RA
     text = seed_rag.export(ids, "json")
     assert [p["paper_id"] for p in json.loads(text)] == [LEAN_ID]  # a repeat once
     assert "LeanAgent" in json.loads(text)[0]["title"] and json.loads(text)[0]["authors"]
-    with pytest.raises(InvalidRequestError, match="no paper with id 'nope', 'gone' in the store"):
+    with pytest.raises(NotFoundError, match="no paper with id 'nope', 'gone' in the store"):
         seed_rag.export([LEAN_ID, "nope", "gone"], "bibtex")
     with pytest.raises(InvalidRequestError, match="at most"):
         seed_rag.export([f"id{i}" for i in range(MAX_PAPERS + 1)])
@@ -143,10 +143,10 @@ def test_the_api_returns_a_file_in_each_format(client: TestClient, fmt: str) -> 
 
 
 @pytest.mark.parametrize(("body", "status", "says"), [
-    ({"paper_ids": ["nope"]}, 400, "no paper with id 'nope'"),
+    ({"paper_ids": ["nope"]}, 404, "no paper with id 'nope'"),
     ({"paper_ids": [LEAN_ID], "format": "ris"}, 400, "format"),
     ({"paper_ids": []}, 400, "paper_ids"),
-    ({"paper_ids": [f"p{i}" for i in range(MAX_PAPERS + 1)]}, 400, "paper_ids"),
+    ({"paper_ids": [f"p{i}" for i in range(1001)]}, 400, "paper_ids"),
     ({"paper_ids": LEAN_ID}, 400, "paper_ids"),
 ])
 def test_bad_exports_are_clear_4xx(client: TestClient, body: dict, status: int, says: str) -> None:
@@ -159,4 +159,4 @@ def test_the_export_route_is_in_the_document(client: TestClient) -> None:
     op = client.get("/openapi.json").json()["paths"]["/api/export"]["post"]
     assert set(op["responses"]["200"]["content"]) == {"application/x-bibtex", "text/csv", "text/markdown",
                                                       "application/json"}
-    assert "422" not in op["responses"] and "400" in op["responses"]
+    assert "422" not in op["responses"] and {"400", "404", "413"} <= set(op["responses"])

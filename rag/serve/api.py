@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rag.conversation import ChatTurn, chat_stream
 from rag.errors import InvalidRequestError
 from rag.events import Event, Final, Queued, Sources, final_answer
-from rag.export import MAX_PAPERS, ExportFormat
+from rag.export import ExportFormat
 from rag.gate import GenerationGate
 from rag.limits import check_request
 from rag.settings import Decision, RetrieverMode, ServerSettings
@@ -111,7 +111,8 @@ class AskRequest(SearchOptions):
     )
 
 
-PaperId = Annotated[str, Field(min_length=1, max_length=200)]
+PaperId = Annotated[str, Field(min_length=1, max_length=100)]
+API_MAX_PAPERS = 1_000  # per request: a request of that many ids stays under the body limit
 
 
 class ExportRequest(BaseModel):
@@ -120,9 +121,10 @@ class ExportRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     paper_ids: list[PaperId] = Field(
-        min_length=1, max_length=MAX_PAPERS,
+        min_length=1, max_length=API_MAX_PAPERS,
         description="OpenReview ids of stored papers (e.g. an answer's `citations[].paper_id` or "
-        "`matching_ids`); an id the store does not hold is a 400 that names it.",
+        "`matching_ids`), at most 1,000 per request; an id the store does not hold is a 404 that "
+        "names it.",
     )
     format: ExportFormat = Field("bibtex", description="bibtex, csv, markdown or json.")
 

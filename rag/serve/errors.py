@@ -25,7 +25,7 @@ BUSY_KINDS = {429: "queue_full", 503: "queue_timeout"}
 STATUS_TEXT = {
     400: "Invalid input or a limit exceeded.",
     401: "Missing or wrong API key (`Authorization: Bearer <key>`).",
-    404: "No such endpoint or model.",
+    404: "No such endpoint, model or paper.",
     405: "The method is not allowed here; `Allow` lists those that are.",
     413: "The request body is too large (RAG_SERVER__MAX_BODY_BYTES).",
     429: "The waiting line for a generation slot is full; retry after `Retry-After` seconds.",

@@ -10,7 +10,7 @@ from rag.export import EXTENSIONS, FORMATS, MEDIA_TYPES
 from rag.types import Answer
 
 from .api import Api, AskRequest, ExportRequest, chain_events, close_events, sse, stream_headers
-from .errors import error_event
+from .errors import error_event, error_responses
 from .streaming import cancellable_stream, stream_failed
 
 
@@ -44,6 +44,7 @@ def add_native_routes(app: Any, api: Api, dependencies: list[Any], responses: di
         "/api/export", tags=["api"], dependencies=dependencies, response_class=Response,
         responses={
             **responses,
+            **error_responses(404),
             200: {
                 "description": "The papers as a file (`Content-Disposition: attachment`), in the order asked.",
                 "content": {MEDIA_TYPES[f]: {"schema": json_body if f == "json" else export_body} for f in FORMATS},
