@@ -1,4 +1,4 @@
-"""`rag` command line: ingest, ask, chat, export, stats, remove, adapt (thin layer over `rag.RAG`)."""
+"""`rag` command line: fetch, ingest, ask, chat, export, stats, remove, adapt (thin layer over `rag.RAG`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import redact_secrets
@@ -107,6 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
                        "(\"what dataset does the second one use?\") are condensed against the "
                        "conversation; 'new' starts a new one.")
     _add_question_options(p)
+
+    p = sub.add_parser("fetch", help="download a venue's accepted papers from OpenReview as a corpus file",
+                       description="Write the accepted papers (id, title, abstract, authors, decision, "
+                       "link) of an OpenReview venue to a JSONL corpus file for `rag ingest`, through the "
+                       "official OpenReview client (needs the network; the 'fetch' extra). An interrupted "
+                       "fetch resumes when run again; papers without an abstract are counted and skipped.")
+    p.add_argument("--venue", required=True, help="OpenReview venue id, e.g. ICLR.cc/2025/Conference")
+    p.add_argument("-o", "--output", help="corpus file to write (default: <venue id with _ for />.jsonl)")
+    p.add_argument("--base-url", help="OpenReview API (default: the setting RAG_FETCH__BASE_URL)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     p = sub.add_parser("export", help="write papers as BibTeX, CSV, Markdown or JSON",
                        description="Export stored papers by id, or the papers that the answer to "
@@ -286,6 +297,14 @@ def _run(args: argparse.Namespace) -> int:
         say(f"adapted model {adapted.record.fingerprint} ({adapted.training['steps']} steps, "
               f"{adapted.training['seconds']:.0f}s) saved to {adapted.model_dir}; re-embedded "
               f"{adapted.papers} papers ({adapted.chunks} chunks)")
+    elif args.command == "fetch":
+        from .fetch import fetch_venue
+
+        cfg = settings.fetch.model_copy(update={"base_url": args.base_url}) if args.base_url else settings.fetch
+        out = Path(args.output or re.sub(r"[^\w.\-]+", "_", args.venue.strip()) + ".jsonl")
+        fetched = fetch_venue(args.venue, out, cfg, progress=not args.no_progress)
+        say(f"wrote {fetched.written} papers of {fetched.venue} to {fetched.out} ({fetched.skipped_no_abstract} "
+            f"without an abstract skipped); next: rag ingest {fetched.out}")
     elif args.command == "export":
         _export(rag, args)
     elif args.command == "remove":

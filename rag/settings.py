@@ -438,6 +438,16 @@ class EvalSettings(_Group):
         return bool(self.judge_base_url)
 
 
+class FetchSettings(_Group):
+    base_url: str = Field(
+        "https://api2.openreview.net",
+        description="OpenReview API (v2) that `rag fetch` reads a venue's accepted papers from. "
+        "Credentials, when a venue needs them: OPENREVIEW_USERNAME / OPENREVIEW_PASSWORD (read by "
+        "the OpenReview client from the environment).",
+    )
+    page_size: int = Field(1000, ge=1, le=1000, description="Papers per request to the OpenReview API.")
+
+
 # Spellings from before one settings root (0.1): still read, with a warning naming the new one.
 LEGACY_ENV = {f"RAG_EVAL_{name.upper()}": f"RAG_EVAL__{name.upper()}" for name in EvalSettings.model_fields}
 
@@ -468,6 +478,7 @@ class Settings(BaseSettings):
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     eval: EvalSettings = Field(default_factory=EvalSettings)
+    fetch: FetchSettings = Field(default_factory=FetchSettings)
     log_level: str = Field("INFO", description="Logging level of the CLI and server.")
 
     def __init__(self, **values: Any):

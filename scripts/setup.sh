@@ -45,7 +45,7 @@ if ! ls "$LLAMA_WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2
 fi
 
 step "installing the project and its dependencies"
-"${PIP[@]}" install -q --find-links "$LLAMA_WHEELS" --only-binary llama-cpp-python -e ".[serve,eval,adapt,dev]"
+"${PIP[@]}" install -q --find-links "$LLAMA_WHEELS" --only-binary llama-cpp-python -e ".[serve,eval,adapt,fetch,dev]"
 if [ "$("$VENV/bin/python" rag/cpu.py installed)" != "$LLAMA_VARIANT" ]; then
   step "switching llama-cpp-python to the $LLAMA_VARIANT build"
   "${PIP[@]}" install -q --force-reinstall --no-deps "$LLAMA_WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl
