@@ -101,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the answer object as JSON")
     p.add_argument("--all", action="store_true", dest="show_all",
                    help="list every paper that meets the question (a list answer shows the first --top-k)")
+    p.add_argument("--link", action="store_true",
+                   help="also print a link that asks this question again in the chat UI (`rag serve`)")
     _add_question_options(p)
 
     p = sub.add_parser("chat", help="a conversation in the terminal (follow-ups keep the context)",
@@ -274,6 +276,10 @@ def _run(args: argparse.Namespace) -> int:
             say(answer.model_dump_json(indent=2))
         else:
             print_answer(answer)
+        if args.link:
+            link = rag.permalink(args.question, args.top_k, args.decision, args.retriever, args.show_all)
+            host = settings.server.host if settings.server.host not in ("0.0.0.0", "::") else "127.0.0.1"
+            say(f"\nlink: {link.url(f'http://{host}:{settings.server.port}/')}", file=sys.stderr if args.json else None)
     elif args.command == "chat":
         _chat_loop(rag, args)
     elif args.command == "stats":

@@ -16,6 +16,7 @@ from .corpus import LoadReport, load_many, seed_path
 from .errors import InvalidRequestError, NotFoundError, RagError
 from .events import Event, Final, Sources, Token, final_answer
 from .export import MAX_PAPERS, check_format, export
+from .permalink import Permalink, version_of
 from .settings import RetrieverMode, Settings
 from .store import ModelRecord, PaperStore, StoreBusyError
 from .types import Answer
@@ -259,6 +260,25 @@ class RAG:
             "embedding_model": record.name if record else None,
             "embedding_fingerprint": record.fingerprint if record else None,
         }
+
+    # -- links ------------------------------------------------------------------------------
+    def version(self) -> str:
+        """A short digest of what answers are made from now: the store's revision, the embedding
+        model and the settings answers depend on (rag.permalink.version_of)."""
+        record = self.store.model_record()
+        return version_of(self.store.sync(), record.fingerprint if record else None, self.settings)
+
+    def permalink(
+        self,
+        question: str,
+        top_k: int | None = None,
+        decisions: Sequence[str] | None = None,
+        retriever: RetrieverMode | None = None,
+        show_all: bool = False,
+    ) -> Permalink:
+        """A link that asks `question` again with these options (`.url(base)`, `.query()`), stamped
+        with `version()` so that opening it later says whether the store or model changed since."""
+        return Permalink(" ".join(question.split()), top_k, tuple(decisions or ()), retriever, show_all, self.version())
 
     # -- papers out -------------------------------------------------------------------------
     def export(self, paper_ids: Sequence[str], fmt: str = "bibtex") -> str:

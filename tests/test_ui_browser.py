@@ -53,6 +53,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     gate = GenerationGate(slots=1, max_waiting=8, timeout=300)
     with running(rag, ServerSettings(port=0), gate=gate) as srv:
         srv.gate = gate  # type: ignore[attr-defined]
+        srv.rag = rag  # type: ignore[attr-defined]
         yield srv
 
 
@@ -260,5 +261,62 @@ def test_markup_from_the_corpus_is_shown_as_text(server, browser, tmp_path: Path
     page.screenshot(path=str(tmp_path / "xss.png"), full_page=True)
     assert page.evaluate("window.__xss") is None
     assert page.locator('img[src="x"]').count() == 0 and page.locator("#rag-sources script").count() == 0
+    assert outside == []
+    page.context.close()
+
+
+LINK_FIELD = "#rag-permalink input, #rag-permalink textarea"
+EXTRA_PAPER = {
+    "id": "linkPaper01",
+    "title": "Permalinks for reproducible answers in paper chat systems",
+    "abstract": "We study links that ask a question again. A link stores the question and its options.",
+    "authors": ["Lin K. Maker"],
+    "decision": "Poster",
+}
+
+
+def _answer_from_link(browser, url: str, outside: list[str]):
+    page = _open(browser, url, outside)
+    page.wait_for_function(
+        "document.querySelectorAll('#rag-chat [data-testid=bot]').length >= 1 && "
+        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null",
+        timeout=TIMEOUT_MS,
+    )
+    return page
+
+
+def test_a_permalink_asks_again_and_says_when_the_store_changed(server, browser, tmp_path: Path) -> None:
+    outside: list[str] = []
+    page = _open(browser, server.url, outside)
+    page.get_by_text("Search options").click()
+    page.locator("#rag-all input").check()  # an option the link must carry
+    _ask(page, LIST_Q, turn=1)
+    page.wait_for_function(
+        f"[...document.querySelectorAll('{LINK_FIELD}')].some(e => e.value.includes('?q='))", timeout=30_000
+    )
+    link = page.locator(LINK_FIELD).first.input_value()
+    assert link.startswith(server.url) and "all=1" in link and "&v=" in link, link
+    shown = page.inner_text("#rag-chat [data-testid=bot]")
+
+    again = _answer_from_link(browser, link, outside)
+    assert again.inner_text("#rag-chat [data-testid=user]") == LIST_Q
+    assert again.inner_text("#rag-chat [data-testid=bot]") == shown  # the same answer
+    again.get_by_text("Search options").click()
+    assert again.locator("#rag-all input").is_checked()
+    assert again.inner_text("#rag-link-notice").strip() == ""
+    again.context.close()
+
+    corpus = tmp_path / "extra.jsonl"
+    corpus.write_text(json.dumps(EXTRA_PAPER) + "\n", encoding="utf-8")
+    server.rag.ingest([corpus], progress=False)
+    try:
+        changed = _answer_from_link(browser, link, outside)
+        assert "This link was made on other papers" in changed.inner_text("#rag-link-notice")
+        assert changed.locator("#rag-chat [data-testid=bot]").count() == 1  # and today's answer
+        changed.context.close()
+    finally:
+        server.rag.remove(EXTRA_PAPER["id"])
+    bad = _open(browser, server.url + "/?q=hi&retriever=magic", outside)
+    bad.wait_for_selector("text=is not one of dense", timeout=30_000)  # a clear message, no answer
     assert outside == []
     page.context.close()

@@ -6,10 +6,12 @@ import logging
 import os
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from rag.errors import RagError, describe
 from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits
+from rag.permalink import CHANGED_NOTICE, Permalink
 from rag.settings import DECISIONS, RETRIEVER_MODES
 
 from .render import chat_turn, escape_markdown, export_file, sources_html
@@ -126,6 +128,37 @@ def build_ui(
         label = "Download all listed papers" if show_all else "Download cited papers"
         return gr.DownloadButton(label, value=str(path) if path else None, interactive=path is not None)
 
+    def open_link(request: gr.Request) -> tuple[Any, ...]:
+        """A link's question and options onto the screen (`respond` then asks it), and a notice when
+        the store, model or settings changed since the link was made."""
+        try:
+            link = Permalink.parse(dict(request.query_params), limits.question_chars)
+        except RagError as exc:
+            return (gr.skip(),) * 5 + (escape_markdown(f"This link cannot be opened: {describe(exc).message}."),)
+        if link is None:
+            return (gr.skip(),) * 6
+        changed = bool(link.version) and link.version != rag.version()
+        return (link.question, list(link.decisions), min(link.top_k or 0, max_top_k),
+                link.retriever or rag.settings.retrieval.mode, link.show_all,
+                f"**Note:** {CHANGED_NOTICE}" if changed else "")
+
+    def make_link(
+        turns: list[dict[str, Any]], decisions: list[str], top_k: float, retriever: str, show_all: bool,
+        request: gr.Request,
+    ) -> Any:
+        last = (turns or [{}])[-1]
+        if not last.get("answer"):
+            return gr.Textbox(value="", visible=False)
+        question = last["answer"].get("standalone_question") or last["question"]
+        link = rag.permalink(question, int(top_k) or None, decisions, retriever, bool(show_all))
+        referer = urlsplit(request.headers.get("referer") or "")
+        base = (f"{referer.scheme}://{referer.netloc}{referer.path}" if referer.netloc
+                else f"http://{request.headers.get('host', '127.0.0.1')}/")
+        return gr.Textbox(value=link.url(base), visible=True)
+
+    for takes_request in (open_link, make_link):  # Gradio passes the request by this (real) annotation
+        takes_request.__annotations__["request"] = gr.Request
+
     def new_chat() -> tuple[Any, ...]:
         return [], sources_html(None), "", [], ""
 
@@ -170,6 +203,11 @@ def build_ui(
                         "Download cited papers", value=None, size="sm", interactive=False, elem_id="rag-download"
                     )
                     clear = gr.Button("New chat", size="sm", elem_id="rag-clear")
+                permalink = gr.Textbox(
+                    label="Link to this answer (asks it again; the same answer while the papers are unchanged)",
+                    interactive=False, buttons=["copy"], max_lines=1, visible=False, elem_id="rag-permalink",
+                )
+                link_notice = gr.Markdown("", elem_id="rag-link-notice")
                 gr.Examples(examples=[[q] for q in EXAMPLES], inputs=[msg], label="Example questions")
             with gr.Column(scale=2):
                 sources = gr.HTML(sources_html(None), elem_id="rag-sources", js_on_load=None)
@@ -209,7 +247,9 @@ def build_ui(
         inputs = [msg, turns, decisions, top_k, retriever, show_all]
         outputs = [chatbot, sources, markdown, turns, msg]
         export_inputs = [turns, export_format, show_all]
+        link_inputs = [turns, decisions, top_k, retriever, show_all]
         for trigger in (msg.submit, send.click):
+            trigger(lambda: "", None, [link_notice], queue=False, api_visibility="private")
             trigger(
                 respond,
                 inputs,
@@ -217,12 +257,21 @@ def build_ui(
                 concurrency_limit=workers,
                 concurrency_id="llm",
                 api_visibility="private",
-            ).then(prepare_download, export_inputs, [download], queue=False, api_visibility="private")
+            ).then(prepare_download, export_inputs, [download], queue=False, api_visibility="private").then(
+                make_link, link_inputs, [permalink], queue=False, api_visibility="private"
+            )
+        # a link (/?q=…) fills the screen and asks its question
+        demo.load(open_link, None, [msg, decisions, top_k, retriever, show_all, link_notice], queue=False,
+                  api_visibility="private").then(
+            respond, inputs, outputs, concurrency_limit=workers, concurrency_id="llm", api_visibility="private"
+        ).then(prepare_download, export_inputs, [download], queue=False, api_visibility="private").then(
+            make_link, link_inputs, [permalink], queue=False, api_visibility="private"
+        )
         export_format.change(prepare_download, export_inputs, [download], queue=False, api_visibility="private")
         for cleared in (clear.click, chatbot.clear):
             cleared(new_chat, None, outputs, queue=False, api_visibility="private").then(
                 prepare_download, export_inputs, [download], queue=False, api_visibility="private"
-            )
+            ).then(make_link, link_inputs, [permalink], queue=False, api_visibility="private")
         copy.click(None, [markdown], None, js=COPY_JS)
         demo.load(lambda: status_line(rag), None, status, queue=False, api_visibility="private")
     # api_open=False: the queued answer runs only through the queue (its slots, its size), never as a
