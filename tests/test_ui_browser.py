@@ -320,3 +320,36 @@ def test_a_permalink_asks_again_and_says_when_the_store_changed(server, browser,
     bad.wait_for_selector("text=is not one of dense", timeout=30_000)  # a clear message, no answer
     assert outside == []
     page.context.close()
+
+
+def test_an_author_and_similar_papers_open_from_a_source_card(server, browser) -> None:
+    outside: list[str] = []
+    page = _open(browser, server.url, outside)
+    _ask(page, Q1, turn=1)
+    card = page.locator("#rag-src-1-1")
+    card.locator("summary").click()
+    author = card.locator("a.rag-author").first
+    name = author.inner_text()
+    with page.expect_popup() as popup:
+        author.click()
+    theirs = popup.value
+    theirs.wait_for_function(
+        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null", timeout=TIMEOUT_MS
+    )
+    assert theirs.inner_text("#rag-chat [data-testid=user]") == f"Papers by {name}"
+    assert LEAN in theirs.inner_text("#rag-sources")  # their paper is listed
+    cards = theirs.locator("#rag-sources .rag-authors")
+    got = [cards.nth(i).text_content() or "" for i in range(cards.count())]
+    assert got and all(name in a for a in got), (name, got, theirs.inner_text("#rag-sources"))
+    theirs.close()
+
+    with page.expect_popup() as popup:
+        card.locator("a.rag-similar").click()
+    alike = popup.value
+    alike.wait_for_function(
+        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null", timeout=TIMEOUT_MS
+    )
+    assert alike.inner_text("#rag-chat [data-testid=user]").startswith(f'Papers similar to "{LEAN}"')
+    assert alike.locator("#rag-chat [data-testid=bot]").count() == 1
+    assert outside == []
+    page.context.close()

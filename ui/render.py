@@ -23,6 +23,7 @@ from rag.events import Condensed, Final, Queued, Sources, Token
 from rag.export import EXTENSIONS
 from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits
+from rag.permalink import Permalink
 from rag.types import Answer, Citation, Source
 
 logger = logging.getLogger(__name__)
@@ -135,15 +136,27 @@ def highlighted_abstract(text: str, sentence: str) -> str:
     return f"{html.escape(flat[:i])}<mark>{html.escape(flat[i:j])}</mark>{html.escape(flat[j:])}"
 
 
+def _ask_link(question: str, show_all: bool = False) -> str:
+    """A relative link (HTML-escaped) that opens the chat UI and asks `question` (rag.permalink)."""
+    return html.escape("?" + Permalink(question, show_all=show_all).query(), quote=True)
+
+
 def _source_card(src: Source, citation: Citation | None, turn: int) -> str:
     url = safe_url(src.url)
-    authors = ", ".join(src.authors) or "authors unknown"
-    link = (
+    # each author opens a new page listing all their papers; "Similar papers" the nearest neighbours
+    names = [
+        f'<a class="rag-author" href="{_ask_link("Papers by " + a, show_all=True)}" target="_blank" '
+        f'rel="noopener noreferrer">{html.escape(a)}</a>'
+        for a in src.authors
+    ]
+    authors = ", ".join(names) or "authors unknown"
+    similar_to = 'Papers similar to "' + _norm(src.title) + '"'
+    links = [
         f'<a class="rag-link" href="{html.escape(url, quote=True)}" target="_blank" '
         f'rel="noopener noreferrer">OpenReview</a>'
-        if url
-        else ""
-    )
+    ] if url else []
+    links.append(f'<a class="rag-similar" href="{_ask_link(similar_to)}" target="_blank" '
+                 f'rel="noopener noreferrer">Similar papers</a>')
     abstract = (
         highlighted_abstract(src.text, citation.supporting_text) if citation else html.escape(_norm(src.text))
     )
@@ -153,10 +166,10 @@ def _source_card(src: Source, citation: Citation | None, turn: int) -> str:
         f'<details class="rag-source" id="{ANCHOR.format(turn=turn, n=src.number)}" data-number="{src.number}">'
         f'<summary><span class="rag-num">[{src.number}]</span> '
         f'<span class="rag-title">{html.escape(src.title)}</span>{decision}{kind}</summary>'
-        f'<div class="rag-authors">{html.escape(authors)}</div>'
-        f"{link}"
-        f'<p class="rag-abstract">{abstract}</p>'
-        f"</details>"
+        f'<div class="rag-authors">{authors}</div>'
+        + " · ".join(links)
+        + f'<p class="rag-abstract">{abstract}</p>'
+        "</details>"
     )
 
 
