@@ -234,6 +234,13 @@ _COMPARE = re.compile(
     r"\b(compare|comparing|comparison|contrast|differ|differs|difference|differences|different from|versus|vs\.?|"
     r"side[- ]by[- ]side|similarities|how do (?:they|these|those) relate|which is (?:better|stronger|faster|best))\b",
     re.I)
+
+
+def asks_to_compare(question: str) -> bool:
+    """Whether the question asks for a comparison ("compare", "versus", "differences", ...)."""
+    return bool(_COMPARE.search(question))
+
+
 _SIMILAR = re.compile(
     r"\b(?:more|others?|papers?|anything|something|works?|ones?)\s+(?:else\s+)?(?:like|similar\s+to|related\s+to|resembling|"
     r"along the lines of)\b|\bsimilar\s+(?:to|papers?|works?|ones?)\b|\bneighbou?rs\b|\brelated\s+(?:work|papers?)\b|"

@@ -336,13 +336,38 @@ class RAG:
         if hit is not None:
             yield from replay(hit)
             return
-        for event in self.engine.stream_answer(
+        compared = self._comparison(question)
+        events = replay(compared) if compared is not None else self.engine.stream_answer(
             question, top_k=top_k, decisions=decisions, mode=retriever, show_all=show_all
-        ):
+        )
+        for event in events:
             if isinstance(event, Final) and key:
                 event.answer.timings.cache = "miss"
                 self.answers.put(key, event.answer)
             yield event
+
+    def _comparison(self, question: str) -> Answer | None:
+        """"Compare A and B", "A versus B" with two or more papers named by title or short name: their
+        comparison table (problem, method, data, result: each cell a sentence of that abstract, as
+        the chat's "compare the first two" gives). None for any other question."""
+        from .followup import MAX_COMPARED, FollowUp, ShownPaper, asks_to_compare
+        from .followup_answer import answer_compare
+        from .query import parse
+
+        if not self.settings.retrieval.understand or not asks_to_compare(question):
+            return None
+        papers = self.retriever.papers()
+        intent = parse(question, papers.catalog)
+        if intent.kind != "named" or len(intent.named_ids) < 2:
+            return None
+        rows = papers.rows(intent.named_ids[:MAX_COMPARED])
+        shown = [ShownPaper(number=n, paper_id=pid, title=rows[pid].title)
+                 for n, pid in enumerate((p for p in intent.named_ids[:MAX_COMPARED] if p in rows), 1)]
+        if len(shown) < 2:
+            return None
+        answer = answer_compare(question, FollowUp(kind="compare", papers=shown), rows)
+        answer.retriever = "named"
+        return answer
 
     def cached(
         self,

@@ -160,3 +160,20 @@ def test_the_export_route_is_in_the_document(client: TestClient) -> None:
     assert set(op["responses"]["200"]["content"]) == {"application/x-bibtex", "text/csv", "text/markdown",
                                                       "application/json"}
     assert "422" not in op["responses"] and {"400", "404", "413"} <= set(op["responses"])
+
+
+def test_a_fresh_compare_question_with_named_papers_gets_the_comparison_table(seed_rag: RAG) -> None:
+    from rag.citations import abstract_sentences
+
+    answer = seed_rag.ask("Compare LeanAgent and BOFormer")
+    assert answer.text.startswith("Side by side, in each abstract's own words")
+    assert "| Paper | Problem | Method | Data | Result |" in answer.text
+    titles = {c.title for c in answer.citations}
+    assert any(t.startswith("LeanAgent") for t in titles) and any(t.startswith("BOFormer") for t in titles)
+    abstracts = {s.paper_id: s.text for s in answer.sources}
+    for item in answer.items:  # every cell is a sentence of that paper's own abstract
+        assert item.sentences and all(s in abstract_sentences(abstracts[item.paper_id]) for s in item.sentences)
+    assert answer.to_bibtex().count("@inproceedings") == 2
+    # one named paper, or no comparison asked: the usual answer
+    assert not seed_rag.ask("Compare LeanAgent with other provers").text.startswith("Side by side")
+    assert not seed_rag.ask("What do LeanAgent and BOFormer propose?").text.startswith("Side by side")
