@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .citations import abstract_sentences
-from .reading import NAME_SUFFIXES, Facet, Reading, Unit
+from .reading import NAME_SUFFIXES, Facet, Reading, Unit, family_alternatives
 from .roles import OWN, Role, sentence_roles
 from .terms import PROPOSING, TermStats, stem, words
 from .types import Source
@@ -286,6 +286,23 @@ def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:
         return 0.0  # "RobustKV: Defending ... against Jailbreak Attacks" is no attack paper
     texts = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r in DIRECTION_ROLES]
     return 1.0 if any(own_mentions(t, alts) for t in texts) else 0.0
+
+
+def contribution_kind(paper: PaperText) -> str:
+    """What the paper mainly contributes, read from its title and first contribution sentence:
+    "benchmark" (a benchmark or dataset of its own: "RM-Bench", "we introduce X, a benchmark"),
+    "evaluation" (an evaluation or benchmarking study: "How to Evaluate Reward Models"), else
+    "method". Only the main contribution counts: a model paper that also releases its training
+    corpus is a model paper."""
+    first = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r == "contribution"][:1]
+    for kind, family in (("benchmark", "benchmark"), ("evaluation", "evaluate")):
+        alts = family_alternatives(family)
+        if any(own_mentions(t, alts) for t in first):
+            return kind
+    return "method"
+
+
+KIND_GROUP = {"benchmark": "a benchmark or evaluation", "evaluation": "a benchmark or evaluation", "method": "a method or model"}
 
 
 def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, list[Unit]]]) -> Judgement:

@@ -188,7 +188,7 @@ class AnswerEngine(CustomQueryEngine):
         limit = None if show_all or not retrieval.shown_k else retrieval.shown_k
         return assess(
             question, retrieval.sources, embed, self.retriever.term_stats(), retrieval.best_dense, cfg,
-            max_items=limit, query=retrieval.intent, head=retrieval.shown_k or None,
+            max_items=limit, query=retrieval.intent, head=retrieval.shown_k or None, anchor=retrieval.anchor,
         )
 
     def stream_answer(

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .admission import Admission, PaperText, admit, met, own_mentions, share
+from .admission import KIND_GROUP, Admission, PaperText, admit, contribution_kind, met, own_mentions, share
 from .citations import split_sentences
 from .query import QueryIntent, strip_frame
 from .reading import Reading, Unit, read
@@ -365,12 +365,14 @@ def assess(
     max_items: int | None = None,
     query: QueryIntent | None = None,
     head: int | None = None,
+    anchor: Source | None = None,
 ) -> Assessment:
     """Evidence per paper and the answerability decision, without any LLM.
 
     `max_items`: papers that get sentences chosen (and so can be shown); every source that meets the
     question is counted in `matching` whatever the limit. `head`: how many of the sources an answer
-    would show (the rest are a deeper pool read for counting)."""
+    would show (the rest are a deeper pool read for counting). `anchor`: the paper of a "similar to"
+    question."""
     cfg = cfg or EvidenceConfig()
     intent = question_intent(question, sources, stats)
     if query is not None:
@@ -382,7 +384,7 @@ def assess(
     if not sources:
         return Assessment(False, "nothing was retrieved", intent)
     if query is not None and query.kind in ("author", "similar"):
-        return _listing(question, query, sources, embed, intent, stats, cfg.similar_margin)
+        return _listing(question, query, sources, embed, intent, stats, cfg.similar_margin, anchor)
     scope = out_of_scope(question)
     if scope:
         return Assessment(False, scope, intent)
@@ -659,11 +661,13 @@ def _items(
 def _listing(
     question: str, query: QueryIntent, sources: Sequence[Source], embed: EmbedFn, intent: Intent, stats: TermStats,
     similar_margin: float = 0.1,
+    anchor: Source | None = None,
 ) -> Assessment:
     """An author's papers or an anchor's neighbours: every source is an item, with the sentence that
     best matches the topic (or the anchor paper) among the paper's own statements. An author question
     with a topic ("X's papers on generative modeling") lists the author's papers on it, the others
-    as related."""
+    as related. The neighbours of a paper are the ones that contribute the same kind of thing (a
+    method or model; a benchmark or evaluation: `contribution_kind`); the others are related."""
     topic = query.search_text if query.kind == "similar" else " ".join(ask_terms(query.search_text))
     papers = [PaperText.of(s) for s in sources]
     flat = [x for p in papers for x in p.sentences]
@@ -683,6 +687,15 @@ def _listing(
         if dense:
             floor = max(dense.values()) - similar_margin
             items = [it for it in items if dense.get(it.number, floor) >= floor]
+        if anchor is not None:
+            group = KIND_GROUP[contribution_kind(PaperText.of(anchor))]
+            by_number = {p.source.number: p for p in papers}
+            alike = [it for it in items if KIND_GROUP[contribution_kind(by_number[it.number])] == group]
+            if alike:
+                related = [it for it in items if it not in alike]
+                for it in related:  # shown as "(not: a method or model like OS-ATLAS: …)"
+                    it.missing = [f"{group} like {anchor.title}"]
+                items = alike
     if query.kind == "author" and topic:
         reading = read(question, query.search_text)
         if reading.topic is not None:

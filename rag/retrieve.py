@@ -39,6 +39,7 @@ class Retrieval:
     intent: QueryIntent | None = None
     notes: list[str] = field(default_factory=list)  # e.g. what the LLM reranker did
     shown_k: int = 0  # papers an answer shows; `sources` may hold a deeper pool of candidates
+    anchor: Source | None = None  # "similar to X": the paper X (number 0), not one of the sources
 
     def arranged(self, numbers: Sequence[int], keep: int) -> tuple[Retrieval, dict[int, int]]:
         """The sources with `numbers` first (in that order) and the rest in rank order, cut to `keep`
@@ -281,7 +282,9 @@ class PaperRetriever:
         ]
         if intent is not None and notes:
             intent = intent.model_copy(update={"notes": intent.notes + notes})
+        anchor_row = papers.rows([anchor]).get(anchor) if anchor and anchor_vec is not None else None
         return Retrieval(
             query=query, mode=mode, sources=sources, best_dense=dense.best, intent=intent, notes=notes,
             shown_k=min(shown_k, len(sources)) if pooled else len(sources),
+            anchor=papers.source_of(0, anchor_row, 1.0, None) if anchor_row is not None else None,
         )

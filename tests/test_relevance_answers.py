@@ -158,3 +158,38 @@ def test_every_matching_paper_through_the_api_the_openai_route_and_the_ui(full_r
     assert all(f"[{it.number}]" in chat["choices"][0]["message"]["content"] for it in want.items)
     *_, last = chat_turn(full_rag, q, [], show_all=True)
     assert sorted(it["paper_id"] for it in last.turns[-1]["answer"]["items"]) == sorted(want.matching_ids)
+
+
+def _paper(title: str, abstract: str):
+    from rag.admission import PaperText
+    from rag.types import Source
+
+    return PaperText.of(Source(number=1, paper_id="p", title=title, text=abstract, score=1.0))
+
+
+@pytest.mark.parametrize(("title", "abstract", "kind"), [
+    ("RM-Bench: Benchmarking Reward Models of Language Models with Subtlety and Style",
+     "Reward models are critical. We introduce RM-Bench, a novel benchmark for reward models.", "benchmark"),
+    ("How to Evaluate Reward Models for RLHF",
+     "Reward models are hard to judge. We introduce a new way to evaluate reward models by measuring "
+     "downstream performance.", "evaluation"),
+    ("OS-ATLAS: A Foundation Action Model for Generalist GUI Agents",
+     "GUI agents rely on closed models. We develop OS-Atlas, a foundational GUI action model. We also "
+     "release the largest open-source cross-platform GUI grounding corpus.", "method"),  # a model, with its corpus
+    ("Aioli: A Unified Optimization Framework for Language Model Data Mixing",
+     "Data mixing matters. We propose Aioli, an online method that estimates mixing parameters.", "method"),
+])
+def test_a_papers_main_contribution_is_read_from_its_title_and_first_contribution(title, abstract, kind) -> None:
+    from rag.admission import contribution_kind
+
+    assert contribution_kind(_paper(title, abstract)) == kind
+
+
+def test_similar_papers_contribute_what_the_anchor_does_the_others_are_related(full_rag) -> None:
+    """"Papers like OS-ATLAS" (a model): benchmarks of GUI agents are related, not listed."""
+    answer = full_rag.ask("What other papers are like OS-ATLAS, the foundation action model for generalist GUI agents?")
+    listed = {it.title for it in answer.items}
+    related = {it.title: it.missing for it in answer.related}
+    assert listed and not any("Bench" in t or "Benchmark" in t for t in listed), listed
+    assert any("VisualAgentBench" in t for t in related), related
+    assert all(m and m[0].startswith("a method or model like OS-ATLAS") for m in related.values())
