@@ -295,11 +295,15 @@ def contribution_kind(paper: PaperText) -> str:
     "method". Only the main contribution counts: a model paper that also releases its training
     corpus is a model paper."""
     first = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r == "contribution"][:1]
-    for kind, family in (("benchmark", "benchmark"), ("evaluation", "evaluate")):
-        alts = family_alternatives(family)
+    for kind, alts in (("benchmark", family_alternatives("benchmark")), ("evaluation", _EVALUATION)):
         if any(own_mentions(t, alts) for t in first):
             return kind
     return "method"
+
+
+# An evaluation study's own words ("test", "measure" name methods too: "test-time adaptation")
+_EVALUATION = [(stem(w),) for w in ("evaluate", "evaluates", "evaluating", "evaluation", "evaluations",
+                                     "benchmarking", "assess", "assessing", "assessment", "audit", "auditing")]
 
 
 KIND_GROUP = {"benchmark": "a benchmark or evaluation", "evaluation": "a benchmark or evaluation", "method": "a method or model"}

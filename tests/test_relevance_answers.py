@@ -176,6 +176,9 @@ def _paper(title: str, abstract: str):
     ("OS-ATLAS: A Foundation Action Model for Generalist GUI Agents",
      "GUI agents rely on closed models. We develop OS-Atlas, a foundational GUI action model. We also "
      "release the largest open-source cross-platform GUI grounding corpus.", "method"),  # a model, with its corpus
+    ("Test-time Adaptation for Regression by Subspace Alignment",  # "test" names a method here
+     "Test-time adaptation adapts a model to unlabeled test data. We propose a subspace alignment method "
+     "for regression.", "method"),
     ("Aioli: A Unified Optimization Framework for Language Model Data Mixing",
      "Data mixing matters. We propose Aioli, an online method that estimates mixing parameters.", "method"),
 ])
