@@ -226,6 +226,14 @@ def test_the_cited_papers_download_as_bibtex_and_csv(server, browser, tmp_path: 
     titles = [e["title"].strip("{}") for e in lib.entries]
     assert set(titles) <= set(shown), (titles, shown)  # the papers the answer cites, nothing else
     assert all(e["booktitle"].endswith("Learning Representations") for e in lib.entries)
+    with page.expect_download(timeout=30_000) as got:  # the panel's button: every paper it shows
+        page.locator("#rag-download-sources").click()
+    assert got.value.suggested_filename == "iclr2025-sources.bib"
+    panel = tmp_path / "sources.bib"
+    got.value.save_as(panel)
+    every = bibtexparser.parse_string(panel.read_text(encoding="utf-8")).entries
+    assert len(every) == page.locator("#rag-sources .rag-source").count() >= len(lib.entries)
+    assert {e["title"].strip("{}") for e in every} == set(shown)
 
     page.locator("#rag-export-format input").click()
     page.get_by_role("option", name="CSV").click()

@@ -119,14 +119,19 @@ def build_ui(
             yield view.messages, view.sources_html, view.markdown, view.turns, ("" if first else gr.skip())
             first = False
 
-    def prepare_download(turns: list[dict[str, Any]], fmt: str, show_all: bool) -> Any:
-        try:
-            path = export_file(rag, turns or [], fmt, matching=bool(show_all))
-        except RagError as exc:
-            gr.Warning(describe(exc).user_message)
-            path = None
-        label = "Download all listed papers" if show_all else "Download cited papers"
-        return gr.DownloadButton(label, value=str(path) if path else None, interactive=path is not None)
+    def prepare_download(turns: list[dict[str, Any]], fmt: str, show_all: bool) -> tuple[Any, Any]:
+        """The two download buttons' files: the answer's papers, and every paper of the panel."""
+        buttons = []
+        for which, label in (("listed" if show_all else "cited",
+                              "Download all listed papers" if show_all else "Download cited papers"),
+                             ("sources", "Download these papers")):
+            try:
+                path = export_file(rag, turns or [], fmt, which)
+            except RagError as exc:
+                gr.Warning(describe(exc).user_message)
+                path = None
+            buttons.append(gr.DownloadButton(label, value=str(path) if path else None, interactive=path is not None))
+        return buttons[0], buttons[1]
 
     def open_link(request: gr.Request) -> tuple[Any, ...]:
         """A link's question and options onto the screen (`respond` then asks it), and a notice when
@@ -211,6 +216,9 @@ def build_ui(
                 gr.Examples(examples=[[q] for q in EXAMPLES], inputs=[msg], label="Example questions")
             with gr.Column(scale=2):
                 sources = gr.HTML(sources_html(None), elem_id="rag-sources", js_on_load=None)
+                download_sources = gr.DownloadButton(
+                    "Download these papers", value=None, size="sm", interactive=False, elem_id="rag-download-sources"
+                )
                 with gr.Accordion("Search options", open=False):
                     decisions = gr.CheckboxGroup(
                         list(DECISIONS),
@@ -257,20 +265,20 @@ def build_ui(
                 concurrency_limit=workers,
                 concurrency_id="llm",
                 api_visibility="private",
-            ).then(prepare_download, export_inputs, [download], queue=False, api_visibility="private").then(
+            ).then(prepare_download, export_inputs, [download, download_sources], queue=False, api_visibility="private").then(
                 make_link, link_inputs, [permalink], queue=False, api_visibility="private"
             )
         # a link (/?q=…) fills the screen and asks its question
         demo.load(open_link, None, [msg, decisions, top_k, retriever, show_all, link_notice], queue=False,
                   api_visibility="private").then(
             respond, inputs, outputs, concurrency_limit=workers, concurrency_id="llm", api_visibility="private"
-        ).then(prepare_download, export_inputs, [download], queue=False, api_visibility="private").then(
+        ).then(prepare_download, export_inputs, [download, download_sources], queue=False, api_visibility="private").then(
             make_link, link_inputs, [permalink], queue=False, api_visibility="private"
         )
-        export_format.change(prepare_download, export_inputs, [download], queue=False, api_visibility="private")
+        export_format.change(prepare_download, export_inputs, [download, download_sources], queue=False, api_visibility="private")
         for cleared in (clear.click, chatbot.clear):
             cleared(new_chat, None, outputs, queue=False, api_visibility="private").then(
-                prepare_download, export_inputs, [download], queue=False, api_visibility="private"
+                prepare_download, export_inputs, [download, download_sources], queue=False, api_visibility="private"
             ).then(make_link, link_inputs, [permalink], queue=False, api_visibility="private")
         copy.click(None, [markdown], None, js=COPY_JS)
         demo.load(lambda: status_line(rag), None, status, queue=False, api_visibility="private")

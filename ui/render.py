@@ -275,18 +275,23 @@ def earlier_answers(turns: Sequence[dict[str, Any]]) -> list[tuple[int, str, Ans
     ]
 
 
-def export_file(rag: Any, turns: Sequence[dict[str, Any]], fmt: str, matching: bool = False) -> Path | None:
-    """A file of the latest answer's papers in `fmt` (rag.export), for the download button: the cited
-    papers, or with `matching` every paper the answer counts as meeting a list question. None when the
-    latest turn has no answer that names a paper."""
+def export_file(rag: Any, turns: Sequence[dict[str, Any]], fmt: str, which: str = "cited") -> Path | None:
+    """A file of the latest answer's papers in `fmt` (rag.export), for a download button: `which` is
+    "cited" (the papers the answer cites), "listed" (every paper it counts as meeting a list
+    question) or "sources" (every paper of the sources panel). None when the latest turn has no
+    answer with such papers."""
     if not turns or not turns[-1].get("answer"):
         return None
-    ids = Answer.model_validate(turns[-1]["answer"]).paper_ids(matching=matching)
+    answer = Answer.model_validate(turns[-1]["answer"])
+    if which == "sources":
+        ids = [s.paper_id for s in answer.sources]
+    else:
+        ids = answer.paper_ids(matching=which == "listed")
     if not ids:
         return None
     text = rag.export(ids, fmt)
     folder = Path(tempfile.mkdtemp(prefix="rag-export-"))
-    path = folder / f"iclr2025-papers.{EXTENSIONS[fmt]}"
+    path = folder / f"iclr2025-{'sources' if which == 'sources' else 'papers'}.{EXTENSIONS[fmt]}"
     path.write_text(text, encoding="utf-8")
     return path
 
