@@ -16,6 +16,7 @@ from .corpus import LoadReport, load_many, seed_path
 from .errors import InvalidRequestError, NotFoundError, RagError
 from .events import Event, Final, Sources, Token, final_answer
 from .export import MAX_PAPERS, check_format, export
+from .papertable import PaperRow
 from .permalink import Permalink, version_of
 from .settings import RetrieverMode, Settings
 from .store import ModelRecord, PaperStore, StoreBusyError
@@ -281,22 +282,27 @@ class RAG:
         return Permalink(" ".join(question.split()), top_k, tuple(decisions or ()), retriever, show_all, self.version())
 
     # -- papers out -------------------------------------------------------------------------
-    def export(self, paper_ids: Sequence[str], fmt: str = "bibtex") -> str:
-        """The stored papers `paper_ids` (in that order, repeats once) as BibTeX, CSV, Markdown or
-        JSON (rag.export). InvalidRequestError for an unknown format or more than
-        rag.export.MAX_PAPERS ids; NotFoundError naming the ids the store does not hold."""
-        check_format(fmt)
+    def papers(self, paper_ids: Sequence[str]) -> list[PaperRow]:
+        """The stored papers `paper_ids` (title, authors, decision, link, abstract), in that order,
+        repeats once. InvalidRequestError for none or more than rag.export.MAX_PAPERS ids;
+        NotFoundError naming the ids the store does not hold."""
         ids = list(dict.fromkeys(str(i) for i in paper_ids))
         if not ids:
-            raise InvalidRequestError("no paper ids to export")
+            raise InvalidRequestError("no paper ids given")
         if len(ids) > MAX_PAPERS:
-            raise InvalidRequestError(f"{len(ids)} papers asked for; at most {MAX_PAPERS} per export")
+            raise InvalidRequestError(f"{len(ids)} papers asked for; at most {MAX_PAPERS} at once")
         rows = self.store.current_table().rows(ids)
         unknown = [i for i in ids if i not in rows]
         if unknown:
             shown = ", ".join(repr(i) for i in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
             raise NotFoundError(f"no paper with id {shown} in the store")
-        return export([rows[i] for i in ids], fmt)
+        return [rows[i] for i in ids]
+
+    def export(self, paper_ids: Sequence[str], fmt: str = "bibtex") -> str:
+        """The stored papers `paper_ids` (in that order, repeats once) as BibTeX, CSV, Markdown or
+        JSON (rag.export); errors as `papers`, and InvalidRequestError for an unknown format."""
+        check_format(fmt)
+        return export(self.papers(paper_ids), fmt)
 
     # -- questions --------------------------------------------------------------------------
     def retrieve(

@@ -102,7 +102,7 @@ def test_the_library_exports_stored_papers_and_an_answers_citations(seed_rag: RA
         seed_rag.export([LEAN_ID, "nope", "gone"], "bibtex")
     with pytest.raises(InvalidRequestError, match="at most"):
         seed_rag.export([f"id{i}" for i in range(MAX_PAPERS + 1)])
-    with pytest.raises(InvalidRequestError, match="no paper ids"):
+    with pytest.raises(InvalidRequestError, match="no paper ids given"):
         seed_rag.export([])
     answer = seed_rag.ask("Which paper proposes a lifelong learning agent for formal theorem proving?")
     assert answer.paper_ids() and answer.paper_ids()[0] == LEAN_ID

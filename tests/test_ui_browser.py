@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -359,5 +360,36 @@ def test_an_author_and_similar_papers_open_from_a_source_card(server, browser) -
     )
     assert alike.inner_text("#rag-chat [data-testid=user]").startswith(f'Papers similar to "{LEAN}"')
     assert alike.locator("#rag-chat [data-testid=bot]").count() == 1
+    assert outside == []
+    page.context.close()
+
+
+TABLE_ROWS = """() => [...document.querySelectorAll('#rag-table tbody tr')]
+  .map(tr => [...tr.querySelectorAll('td')].map(td => td.innerText.trim()))
+  .filter(cells => cells.length >= 4 && cells[1])"""
+
+
+def test_every_listed_paper_is_in_a_table_that_sorts_and_filters(server, browser) -> None:
+    outside: list[str] = []
+    page = _open(browser, server.url, outside)
+    frames = _ask(page, LIST_Q, turn=1)
+    count = int(re.search(r"(\d+) papers? here meets? this", frames[-1]).group(1))
+    page.locator("#rag-table-acc").get_by_text("Every paper that meets the question").first.click()
+    page.wait_for_function(f"({TABLE_ROWS})().length === {count}", timeout=30_000)
+    rows = page.evaluate(TABLE_ROWS)
+    assert [r[0] for r in rows] == [str(i) for i in range(1, count + 1)]  # by relevance
+    cards = page.locator("#rag-sources .rag-title")
+    assert {r[1] for r in rows} <= {cards.nth(i).inner_text() for i in range(cards.count())}
+
+    page.locator("#rag-table-sort").get_by_text("title", exact=True).click()
+    page.wait_for_function(
+        f"(() => {{ const t = ({TABLE_ROWS})().map(r => r[1]); return t.length === {count} && "
+        "t.every((x, i) => i === 0 || t[i - 1].localeCompare(x, undefined, {sensitivity: 'base'}) <= 0); })()",
+        timeout=30_000,
+    )
+    page.locator("#rag-table-decisions").get_by_text("Poster", exact=True).click()
+    posters = sum(1 for r in rows if r[2] == "Poster")
+    page.wait_for_function(f"({TABLE_ROWS})().length === {posters}", timeout=30_000)
+    assert all(r[2] == "Poster" for r in page.evaluate(TABLE_ROWS))
     assert outside == []
     page.context.close()

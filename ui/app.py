@@ -14,7 +14,15 @@ from rag.limits import DEFAULT_LIMITS, Limits
 from rag.permalink import CHANGED_NOTICE, Permalink
 from rag.settings import DECISIONS, RETRIEVER_MODES
 
-from .render import chat_turn, escape_markdown, export_file, sources_html
+from .render import (
+    TABLE_SORTS,
+    chat_turn,
+    escape_markdown,
+    export_file,
+    listed_table,
+    sources_html,
+    table_html,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +56,10 @@ CSS = """
 #rag-sources .rag-flash { outline: 2px solid #f59e0b; }
 #rag-sources .rag-turn { margin: 4px 0; }
 #rag-sources .rag-turn > summary { cursor: pointer; font-size: 0.9em; }
+#rag-table { max-height: 420px; overflow: auto; }
+#rag-table .rag-table { width: 100%; font-size: 0.85em; border-collapse: collapse; }
+#rag-table .rag-table th, #rag-table .rag-table td { text-align: left; padding: 3px 6px;
+  border-bottom: 1px solid var(--border-color-primary); vertical-align: top; }
 """
 
 # Clicking a [n] marker in the chat opens and scrolls to the matching source card.
@@ -132,6 +144,15 @@ def build_ui(
                 path = None
             buttons.append(gr.DownloadButton(label, value=str(path) if path else None, interactive=path is not None))
         return buttons[0], buttons[1]
+
+    def show_table(turns: list[dict[str, Any]], sort: str, decisions: list[str]) -> tuple[Any, Any]:
+        try:
+            rows = listed_table(rag, turns or [], sort, decisions or ())
+        except RagError as exc:
+            gr.Warning(describe(exc).user_message)
+            rows = []
+        label = f"Every paper that meets the question ({len(rows)})" if rows else "Every paper that meets the question"
+        return table_html(rows), gr.Accordion(label=label)
 
     def open_link(request: gr.Request) -> tuple[Any, ...]:
         """A link's question and options onto the screen (`respond` then asks it), and a notice when
@@ -219,6 +240,13 @@ def build_ui(
                 download_sources = gr.DownloadButton(
                     "Download these papers", value=None, size="sm", interactive=False, elem_id="rag-download-sources"
                 )
+                with gr.Accordion("Every paper that meets the question", open=False, elem_id="rag-table-acc") as table_acc:
+                    with gr.Row():
+                        table_sort = gr.Radio(list(TABLE_SORTS), value="relevance", label="Sort by",
+                                              elem_id="rag-table-sort")
+                        table_decisions = gr.CheckboxGroup(list(DECISIONS), value=[], label="Decision (none: all)",
+                                                           elem_id="rag-table-decisions")
+                    table = gr.HTML(table_html([]), elem_id="rag-table")
                 with gr.Accordion("Search options", open=False):
                     decisions = gr.CheckboxGroup(
                         list(DECISIONS),
@@ -256,30 +284,27 @@ def build_ui(
         outputs = [chatbot, sources, markdown, turns, msg]
         export_inputs = [turns, export_format, show_all]
         link_inputs = [turns, decisions, top_k, retriever, show_all]
+        table_inputs = [turns, table_sort, table_decisions]
+        hidden: dict[str, Any] = {"queue": False, "api_visibility": "private"}
+
+        def after_answer(event: Any) -> None:
+            """What follows every answer (and a new chat): the download buttons, the link, the table."""
+            event.then(prepare_download, export_inputs, [download, download_sources], **hidden).then(
+                make_link, link_inputs, [permalink], **hidden
+            ).then(show_table, table_inputs, [table, table_acc], **hidden)
+
+        answering: dict[str, Any] = {"concurrency_limit": workers, "concurrency_id": "llm", "api_visibility": "private"}
         for trigger in (msg.submit, send.click):
-            trigger(lambda: "", None, [link_notice], queue=False, api_visibility="private")
-            trigger(
-                respond,
-                inputs,
-                outputs,
-                concurrency_limit=workers,
-                concurrency_id="llm",
-                api_visibility="private",
-            ).then(prepare_download, export_inputs, [download, download_sources], queue=False, api_visibility="private").then(
-                make_link, link_inputs, [permalink], queue=False, api_visibility="private"
-            )
+            trigger(lambda: "", None, [link_notice], **hidden)
+            after_answer(trigger(respond, inputs, outputs, **answering))
         # a link (/?q=…) fills the screen and asks its question
-        demo.load(open_link, None, [msg, decisions, top_k, retriever, show_all, link_notice], queue=False,
-                  api_visibility="private").then(
-            respond, inputs, outputs, concurrency_limit=workers, concurrency_id="llm", api_visibility="private"
-        ).then(prepare_download, export_inputs, [download, download_sources], queue=False, api_visibility="private").then(
-            make_link, link_inputs, [permalink], queue=False, api_visibility="private"
-        )
-        export_format.change(prepare_download, export_inputs, [download, download_sources], queue=False, api_visibility="private")
+        after_answer(demo.load(open_link, None, [msg, decisions, top_k, retriever, show_all, link_notice], **hidden)
+                     .then(respond, inputs, outputs, **answering))
+        for changed in (table_sort.change, table_decisions.change):
+            changed(show_table, table_inputs, [table, table_acc], **hidden)
+        export_format.change(prepare_download, export_inputs, [download, download_sources], **hidden)
         for cleared in (clear.click, chatbot.clear):
-            cleared(new_chat, None, outputs, queue=False, api_visibility="private").then(
-                prepare_download, export_inputs, [download, download_sources], queue=False, api_visibility="private"
-            ).then(make_link, link_inputs, [permalink], queue=False, api_visibility="private")
+            after_answer(cleared(new_chat, None, outputs, **hidden))
         copy.click(None, [markdown], None, js=COPY_JS)
         demo.load(lambda: status_line(rag), None, status, queue=False, api_visibility="private")
     # api_open=False: the queued answer runs only through the queue (its slots, its size), never as a

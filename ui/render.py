@@ -296,6 +296,39 @@ def export_file(rag: Any, turns: Sequence[dict[str, Any]], fmt: str, which: str 
     return path
 
 
+TABLE_HEADERS = ["Rank", "Title", "Decision", "Authors"]
+TABLE_SORTS = ("relevance", "decision", "title")
+_DECISION_ORDER = {"Oral": 0, "Spotlight": 1, "Poster": 2}
+
+
+def listed_table(
+    rag: Any, turns: Sequence[dict[str, Any]], sort: str = "relevance", decisions: Sequence[str] = ()
+) -> list[list[Any]]:
+    """Every paper the latest answer counts as meeting the question (`Answer.matching_ids`; else the
+    cited ones), one row each: rank by relevance, title, decision, authors. Only the `decisions`
+    ticked (none: all), sorted by relevance, decision (orals first) or title."""
+    if not turns or not turns[-1].get("answer"):
+        return []
+    ids = Answer.model_validate(turns[-1]["answer"]).paper_ids(matching=True)
+    rows = rag.papers(ids) if ids else []
+    table = [[rank, r.title, r.decision, ", ".join(r.authors)] for rank, r in enumerate(rows, 1)
+             if not decisions or r.decision in decisions]
+    if sort == "title":
+        table.sort(key=lambda t: (str(t[1]).casefold(), t[0]))
+    elif sort == "decision":
+        table.sort(key=lambda t: (_DECISION_ORDER.get(str(t[2]), len(_DECISION_ORDER)), t[0]))
+    return table
+
+
+def table_html(rows: Sequence[Sequence[Any]]) -> str:
+    """The listed papers as an escaped HTML table (`listed_table` rows)."""
+    if not rows:
+        return '<p class="rag-table-empty">No list yet: ask for papers, e.g. "Which papers study …?"</p>'
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in TABLE_HEADERS)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="rag-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
 def history_from_turns(turns: Sequence[dict[str, Any]], limits: Limits = DEFAULT_LIMITS) -> list[ChatTurn]:
     """The conversation for condensing: the latest answered turns (failed ones are left out) that
     fit the history limits; a long session keeps its screen but sends only its recent turns."""
