@@ -294,6 +294,8 @@ def contribution_kind(paper: PaperText) -> str:
     "evaluation" (an evaluation or benchmarking study: "How to Evaluate Reward Models"), else
     "method". Only the main contribution counts: a model paper that also releases its training
     corpus is a model paper."""
+    if _named_benchmark(paper.source.title):
+        return "benchmark"
     first = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r == "contribution"][:1]
     for kind, alts in (("benchmark", family_alternatives("benchmark")), ("evaluation", _EVALUATION)):
         if any(own_mentions(t, alts) for t in first):
@@ -302,8 +304,10 @@ def contribution_kind(paper: PaperText) -> str:
 
 
 # An evaluation study's own words ("test", "measure" name methods too: "test-time adaptation")
-_EVALUATION = [(stem(w),) for w in ("evaluate", "evaluates", "evaluating", "evaluation", "evaluations",
-                                     "benchmarking", "assess", "assessing", "assessment", "audit", "auditing")]
+_EVALUATION: list[tuple[str, ...]] = [
+    (stem(w),) for w in ("evaluate", "evaluates", "evaluating", "evaluation", "evaluations", "benchmarking",
+                         "assess", "assessing", "assessment", "audit", "auditing")
+]
 
 
 KIND_GROUP = {"benchmark": "a benchmark or evaluation", "evaluation": "a benchmark or evaluation", "method": "a method or model"}
@@ -355,11 +359,33 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     topic = weigh(join_terms(expand_units(reading.topic.units, acr), reading.topic.text, stats), stats) \
         if reading.topic else []
     constraints = [(f, weigh(expand_units(f.units, acr), stats)) for f in reading.constraints]
+    # a how/why question that is not itself about benchmarks or evaluation ("how do benchmarks …")
+    measures_methods = reading.asks in ("method", "reason") and not any(
+        own_mentions(f.label, family_alternatives("benchmark") + _EVALUATION) for f in reading.facets)
     judgements = {}
     for n, p in papers.items():
         own = defined[n]
-        judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints])
+        j = judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints])
+        if measures_methods and titled_benchmark(p):  # "How do papers compress …?"
+            j.missing.append(NOT_A_BENCHMARK[reading.asks])
+            j.admitted, j.related = False, j.on_topic
     return Admission(judgements, papers, topic, constraints)
+
+
+NOT_A_BENCHMARK = {"method": "a method (this paper is a benchmark)", "reason": "an explanation (this paper is a benchmark)"}
+
+
+def titled_benchmark(paper: PaperText) -> bool:
+    """Whether the title itself names the paper a benchmark or dataset ("AVHBench: A Cross-Modal
+    Hallucination Benchmark …", "SCBench: …"): such a paper measures the methods a how/why question
+    asks about."""
+    return _named_benchmark(paper.source.title) or own_mentions(paper.source.title, family_alternatives("benchmark"))
+
+
+def _named_benchmark(title: str) -> bool:
+    """The title's own name (before its colon) is a benchmark's: "SCBench", "RM-Bench", "SWE-bench"."""
+    name = title.split(":", 1)[0].strip() if ":" in title else ""
+    return bool(name) and " " not in name and name.lower().endswith(NAME_SUFFIXES)
 
 
 def _own_sense(units: list[Unit], own: dict[str, tuple[str, ...]]) -> list[Unit]:

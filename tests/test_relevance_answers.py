@@ -179,6 +179,8 @@ def _paper(title: str, abstract: str):
     ("Test-time Adaptation for Regression by Subspace Alignment",  # "test" names a method here
      "Test-time adaptation adapts a model to unlabeled test data. We propose a subspace alignment method "
      "for regression.", "method"),
+    ("VisualAgentBench: Towards Large Multimodal Models as Visual Foundation Agents",  # named a benchmark
+     "LMMs can act as agents. We train and evaluate agents in five environments.", "benchmark"),
     ("Aioli: A Unified Optimization Framework for Language Model Data Mixing",
      "Data mixing matters. We propose Aioli, an online method that estimates mixing parameters.", "method"),
 ])
@@ -196,3 +198,14 @@ def test_similar_papers_contribute_what_the_anchor_does_the_others_are_related(f
     assert listed and not any("Bench" in t or "Benchmark" in t for t in listed), listed
     assert any("VisualAgentBench" in t for t in related), related
     assert all(m and m[0].startswith("a method or model like OS-ATLAS") for m in related.values())
+
+
+def test_a_how_question_lists_methods_and_a_titled_benchmark_as_related(full_rag) -> None:
+    """"How do papers compress the KV cache?" asks for methods: SCBench (a benchmark by its title)
+    is related, saying so; a question about evaluating lists benchmarks as before."""
+    how = full_rag.ask("How do papers compress the KV cache for long-context LLM inference?")
+    assert how.items and not any(it.title.startswith("SCBench") for it in how.items)
+    assert any(it.title.startswith("SCBench") and it.missing == ["a method (this paper is a benchmark)"]
+               for it in how.related), [(it.title, it.missing) for it in how.related]
+    evaluating = full_rag.ask("How do papers evaluate the long-context abilities of LLMs?")
+    assert any("Bench" in it.title or "Benchmark" in it.title for it in evaluating.items)
