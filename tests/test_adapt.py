@@ -64,6 +64,7 @@ def test_a_store_refuses_a_model_that_did_not_write_it(adapted: tuple[Path, dict
         rag.retrieve("diffusion models")
 
 
+@pytest.mark.slow  # trains a model (~12 s): the full suite
 def test_adapt_trains_saves_records_and_re_embeds(adapted: tuple[Path, dict]) -> None:
     store, before = adapted
     report = before["report"]
@@ -84,6 +85,7 @@ def test_adapt_trains_saves_records_and_re_embeds(adapted: tuple[Path, dict]) ->
     assert len(before["after_top"]) == len(before["top"]) == 3  # the swapped-in collection answers
 
 
+@pytest.mark.slow  # trains a model (~12 s): the full suite
 def test_feedback_is_off_by_default_on_an_adapted_store(adapted: tuple[Path, dict], tmp_path: Path) -> None:
     store, _ = adapted
     assert RAG(_settings(store)).retriever.feedback_weight() == 0.0  # adapted model: no Rocchio pass
@@ -94,6 +96,7 @@ def test_feedback_is_off_by_default_on_an_adapted_store(adapted: tuple[Path, dic
     assert bundled.retriever.feedback_weight() == 0.5
 
 
+@pytest.mark.slow  # trains a model (~12 s): the full suite
 def test_a_new_process_uses_the_store_s_adapted_model(adapted: tuple[Path, dict]) -> None:
     store, before = adapted
     rag = RAG(_settings(store))  # nothing configured: the store decides

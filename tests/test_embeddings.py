@@ -59,7 +59,7 @@ print(json.dumps(np.einsum("ij,ij->i", a, b).tolist()))
 """
 
 
-@pytest.mark.parametrize("isa", ["native", "AVX2"])
+@pytest.mark.parametrize("isa", ["native", pytest.param("AVX2", marks=pytest.mark.slow)])
 def test_int8_bulk_vectors_stay_within_the_measured_cosine_bound_of_float32(texts, isa) -> None:
     """int8 dense layers (the bulk precision without native bf16): measured on 200 abstracts, cosine
     to float32 min 0.989 / mean 0.994 on fbgemm's AVX2 kernels (whose 16-bit pair sums can saturate),
