@@ -383,9 +383,10 @@ def titled_benchmark(paper: PaperText) -> bool:
 
 
 def _named_benchmark(title: str) -> bool:
-    """The title's own name (before its colon) is a benchmark's: "SCBench", "RM-Bench", "SWE-bench"."""
-    name = title.split(":", 1)[0].strip() if ":" in title else ""
-    return bool(name) and " " not in name and name.lower().endswith(NAME_SUFFIXES)
+    """The title's own name (before its colon) is a benchmark's: "SCBench", "RM-Bench", "SWE-bench
+    Multimodal" (a short name, one of whose words ends as a benchmark's name does)."""
+    name = title.split(":", 1)[0].split() if ":" in title else []
+    return 0 < len(name) <= 3 and any(w.lower().endswith(NAME_SUFFIXES) for w in name)
 
 
 def _own_sense(units: list[Unit], own: dict[str, tuple[str, ...]]) -> list[Unit]:

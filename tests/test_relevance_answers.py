@@ -179,6 +179,8 @@ def _paper(title: str, abstract: str):
     ("Test-time Adaptation for Regression by Subspace Alignment",  # "test" names a method here
      "Test-time adaptation adapts a model to unlabeled test data. We propose a subspace alignment method "
      "for regression.", "method"),
+    ("SWE-bench Multimodal: Do AI Systems Generalize to Visual Software Domains?",  # a two-word name
+     "Agents are evaluated on bugs. We propose SWE-bench M to evaluate systems on visual JavaScript.", "benchmark"),
     ("VisualAgentBench: Towards Large Multimodal Models as Visual Foundation Agents",  # named a benchmark
      "LMMs can act as agents. We train and evaluate agents in five environments.", "benchmark"),
     ("Aioli: A Unified Optimization Framework for Language Model Data Mixing",
