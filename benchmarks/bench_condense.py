@@ -23,8 +23,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from rag import RAG, Settings  # noqa: E402
+from rag.chat.conversation import ChatTurn, condense, fallback_question  # noqa: E402
 from rag.cli import setup_logging  # noqa: E402
-from rag.conversation import ChatTurn, condense, fallback_question  # noqa: E402
 
 FOLLOW_UPS = (
     "What benchmark does it use?",

@@ -77,7 +77,7 @@ def gemm_gflops(threads: int, n: int = 2048, seconds: float = 3.0) -> dict[str, 
 # -- child: llama.cpp speed of one build ------------------------------------------------------------
 def prompt_tokens(llama: Any, n: int) -> list[int]:
     """About `n` tokens of a real answer prompt (the seed abstracts as numbered sources)."""
-    from rag.corpus import load_many, seed_path
+    from rag.ingest.corpus import load_many, seed_path
 
     papers = load_many([seed_path()]).papers
     text = "\n\n".join(f"[{i + 1}] {p.title}\n{p.abstract}" for i, p in enumerate(papers))
@@ -89,7 +89,7 @@ def llama_speed(threads: int, n_prompt: int, n_decode: int, repeats: int) -> dic
     """Prefill and decode tok/s of the bundled SmolLM2 with the llama.cpp build this process loads."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from rag import Settings
-    from rag.llm import bundled_gguf, check_cpu_build, weights_copy
+    from rag.models.llm import bundled_gguf, check_cpu_build, weights_copy
 
     check_cpu_build()
     import llama_cpp
@@ -204,28 +204,28 @@ def answer_profile(n_answers: int, store: Path | None) -> dict[str, Any]:
     """Generative answers over 5 sources on the seed corpus, timed per stage (after one warm-up)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import rag.engine
-    import rag.grounding
-    import rag.llm
+    import rag.answer.engine
+    import rag.grounding.verify
+    import rag.models.llm
     import rag.prompts
-    import rag.retrieve
-    import rag.vectors
+    import rag.retrieval.retrieve
+    import rag.store.vectors
     from rag import RAG, Settings
-    from rag.citations import split_sentences
+    from rag.text.citations import split_sentences
 
     if os.environ.get("BENCH_PROMPTS_DIR"):  # compare prompt wordings: a folder with other templates
         rag.prompts.PROMPTS_DIR = Path(os.environ["BENCH_PROMPTS_DIR"])
         rag.prompts.load.cache_clear()
 
     stages = Stages()
-    stages.wrap(rag.retrieve.PaperRetriever, "retrieve", "retrieval")
-    stages.wrap(rag.engine, "assess", "answerability")
-    stages.wrap(rag.engine, "excerpt_sources", "excerpting")
-    stages.wrap(rag.engine, "answer_messages", "template")
-    stages.wrap(rag.grounding.SentenceGate, "feed", "citation checks")
-    stages.wrap(rag.grounding.SentenceGate, "finish", "citation checks")
-    stages.wrap(rag.vectors.VectorCache, "embed", "embedding (within the above)")
-    stages.wrap_stream(rag.llm.LocalLlamaCpp, "stream_chat", "llm")
+    stages.wrap(rag.retrieval.retrieve.PaperRetriever, "retrieve", "retrieval")
+    stages.wrap(rag.answer.engine, "assess", "answerability")
+    stages.wrap(rag.answer.engine, "excerpt_sources", "excerpting")
+    stages.wrap(rag.answer.engine, "answer_messages", "template")
+    stages.wrap(rag.grounding.verify.SentenceGate, "feed", "citation checks")
+    stages.wrap(rag.grounding.verify.SentenceGate, "finish", "citation checks")
+    stages.wrap(rag.store.vectors.VectorCache, "embed", "embedding (within the above)")
+    stages.wrap_stream(rag.models.llm.LocalLlamaCpp, "stream_chat", "llm")
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(

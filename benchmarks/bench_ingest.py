@@ -50,7 +50,7 @@ def _worker(corpus: Path, papers: int, store: Path) -> dict[str, float]:
     import torch
 
     from rag import RAG, Settings
-    from rag.embeddings import bf16_supported
+    from rag.models.embeddings import bf16_supported
 
     subset = store.parent / "corpus.jsonl"
     lines = [line for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()][:papers]
@@ -61,9 +61,9 @@ def _worker(corpus: Path, papers: int, store: Path) -> dict[str, float]:
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     # word pieces the encoder read (counted after the timing): every chunk text, or for composed
     # windows every title and sentence once
-    from rag.citations import abstract_sentences
-    from rag.corpus import load_papers
-    from rag.ingest import Chunker
+    from rag.ingest.build import Chunker
+    from rag.ingest.corpus import load_papers
+    from rag.text.citations import abstract_sentences
 
     chunker = Chunker.for_model(rag.embed_model, rag.settings.ingest)
     texts: list[str] = []

@@ -29,8 +29,8 @@ def main(argv: list[str] | None = None) -> int:
         out[name] = (round(t - mark[0], 2), round(c - mark[1], 2))
         mark[:] = [t, c]
 
-    import rag.engine  # noqa: F401 - the pipeline's modules on llama-index
-    import rag.retrieve  # noqa: F401
+    import rag.answer.engine  # noqa: F401 - the pipeline's modules on llama-index
+    import rag.retrieval.retrieve  # noqa: F401
     from rag import RAG, Settings
 
     step("imports: rag, llama-index")

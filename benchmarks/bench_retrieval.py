@@ -30,7 +30,7 @@ from evals.datasets import load_dataset  # noqa: E402
 from evals.metrics import bootstrap_ci, ndcg_at_k, recall_at_k, reciprocal_rank  # noqa: E402
 from rag import RAG, Settings  # noqa: E402
 from rag.cli import setup_logging  # noqa: E402
-from rag.retrieve import PaperRetriever  # noqa: E402
+from rag.retrieval.retrieve import PaperRetriever  # noqa: E402
 
 logger = logging.getLogger("bench_retrieval")
 SHARED = REPO.parent / "shared"
@@ -96,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     datasets = {name: load_dataset(spec) for name, spec in SETS.items()}
     names = [c for c in args.configs.split(",") if c]
     if args.rerank_url:
-        from rag.llm import build_llm
-        from rag.rerank import LLMReranker
+        from rag.models.llm import build_llm
+        from rag.retrieval.rerank import LLMReranker
 
         llm = build_llm(settings.llm.model_copy(update={"base_url": args.rerank_url, "model": args.rerank_model, "timeout": 300}))
         CONFIGS["rerank-llm"] = {"rerank": "llm"}

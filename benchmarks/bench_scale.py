@@ -95,7 +95,7 @@ def copy_store(src_path: Path, dst: Any, batch_papers: int = 128) -> int:
     from collections import defaultdict
 
     from rag import Settings
-    from rag.store import PaperStore
+    from rag.store.chroma import PaperStore
 
     src = PaperStore(Settings(store={"path": src_path, "auto_seed": False}).store)
     record = src.model_record()
@@ -135,8 +135,8 @@ def ingest(args: argparse.Namespace, url: str, work: Path, records: list[dict]) 
     import numpy as np
 
     from rag import RAG, Settings
-    from rag.corpus import load_many
-    from rag.ingest import IngestReport, ingest_papers
+    from rag.ingest.build import IngestReport, ingest_papers
+    from rag.ingest.corpus import load_many
 
     settings = Settings(store={"chroma_url": url, "path": work / "local", "auto_seed": False,
                                "paper_table_dir": work / "local" / "tables"})
@@ -301,8 +301,8 @@ import json, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from rag.lexical import PaperIndex
-from rag.papertable import PaperTable
+from rag.retrieval.lexical import PaperIndex
+from rag.store.papertable import PaperTable
 from rag.settings import RetrievalSettings
 out = {{}}
 def step(name, fn):  # wall and CPU seconds (CPU: what the step costs on an idle core)
@@ -339,7 +339,7 @@ print("RESULT " + json.dumps(out), flush=True)
 def table_only(args: argparse.Namespace, records: list[dict]) -> dict[str, Any]:
     """The paper table alone at N papers (no Chroma, no vectors): write rate through PaperTable.write
     (what every store write calls), then a fresh process's open, catalog, BM25 index and BM25 latency."""
-    from rag.papertable import PaperTable, TableStamp
+    from rag.store.papertable import PaperTable, TableStamp
 
     path = args.workdir / "table.sqlite3"
     table = PaperTable(path)
@@ -400,9 +400,9 @@ def bm25_parity(args: argparse.Namespace) -> dict[str, Any]:
     import Stemmer
 
     from evals.metrics import ndcg_at_k, recall_at_k, reciprocal_rank
-    from rag.lexical import PaperIndex
-    from rag.papertable import PaperTable, TableStamp
+    from rag.retrieval.lexical import PaperIndex
     from rag.settings import RetrievalSettings
+    from rag.store.papertable import PaperTable, TableStamp
 
     papers = [json.loads(line) for line in (SHARED / "data/iclr2025/papers.jsonl").open(encoding="utf-8")]
     sets = {n: [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]

@@ -19,9 +19,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag.citations import claims  # noqa: E402
-from rag.corpus import load_many  # noqa: E402
-from rag.support import check_source  # noqa: E402
+from rag.grounding.support import check_source  # noqa: E402
+from rag.ingest.corpus import load_many  # noqa: E402
+from rag.text.citations import claims  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "iclr2025" / "papers.jsonl"
 

@@ -29,8 +29,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from evals.metrics import bootstrap_ci  # noqa: E402
-from rag.citations import split_sentences  # noqa: E402
-from rag.embeddings import bf16_supported, bundled_model_path  # noqa: E402
+from rag.models.embeddings import bf16_supported, bundled_model_path  # noqa: E402
+from rag.text.citations import split_sentences  # noqa: E402
 
 logger = logging.getLogger("retrieval_ablation")
 SHARED = REPO.parent / "shared"
@@ -129,7 +129,7 @@ def rrf(bm25_rank: np.ndarray, dense_rank: np.ndarray, n: int, k: int = 60, dept
         s[r[:depth]] += 1.0 / (k + np.arange(1, depth + 1))
     pos = np.empty(n, dtype=int)
     pos[bm25_rank] = np.arange(n)
-    return order(s, pos)  # ties go to the BM25 order, as in rag/retrieve.py
+    return order(s, pos)  # ties go to the BM25 order, as in rag/retrieval/retrieve.py
 
 
 def metrics(rank: np.ndarray, gold: set[int]) -> tuple[float, float, float]:

@@ -30,7 +30,7 @@ the in-repo seed_qa + unanswerable sets, retrieval and answers with the configur
 the bundled local model); answers = the same two sets over the 2,115-paper corpus.
 Flags given with a preset override it. A judge LLM for citation support, faithfulness and
 relevancy is configured with RAG_EVAL__JUDGE_BASE_URL / RAG_EVAL__JUDGE_MODEL / RAG_EVAL__JUDGE_API_KEY
-(or the flags below); without one, citation support uses the support checker (rag/support.py),
+(or the flags below); without one, citation support uses the support checker (rag/grounding/support.py),
 whose precision and recall on evals/data/support_labels.jsonl every answers report prints
 (`rag eval --support-check` prints them alone).
 """

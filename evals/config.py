@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rag.settings import RETRIEVER_MODES, EvalSettings, RetrieverMode, Settings  # noqa: F401 - EvalSettings re-exported
-from rag.store import ModelRecord
+from rag.store.chroma import ModelRecord
 
 from .datasets import SHARED_DIR
 from .errors import EvalError
@@ -62,7 +62,7 @@ def _shared(*parts: str) -> str:
 
 def preset(name: str) -> dict[str, Any]:
     """Fields of a named run: 'dev' (full corpus, dev sets, retrieval) or 'ci' (seed corpus, answers)."""
-    from rag.corpus import seed_path
+    from rag.ingest.corpus import seed_path
 
     presets: dict[str, dict[str, Any]] = {
         "dev": {

@@ -27,10 +27,13 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .datasets import BUILTIN_DIR, jsonl_objects
 from .errors import EvalError
+
+if TYPE_CHECKING:
+    from rag.pipeline import RAG
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +114,7 @@ def load_conversations(path: Path = CONVERSATIONS, seeds: dict[str, Seed] | None
 def seed_history(seed: Seed, rows: dict[str, Any]) -> list[dict[str, Any]]:
     """The seed's recorded answer as a client holds it: the question, then the answer's text with
     numbered papers (listed, then related under their heading) and its citations."""
-    from rag.citations import RELATED_HEADING
+    from rag.text.citations import RELATED_HEADING
 
     lines = [f"{len(seed.listed)} papers here meet this:"] if seed.listed else ["I could not find papers that answer this."]
     citations = []
@@ -133,7 +136,7 @@ def seed_history(seed: Seed, rows: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _expected_values(turn: Turn, rows: dict[str, Any]) -> list[str]:
-    from rag.followup_answer import metadata_value
+    from rag.chat.followup_answer import metadata_value
 
     return [metadata_value(rows[pid], turn.field or "") for pid in turn.refs]
 
@@ -166,7 +169,7 @@ def score_turn(turn: Turn, answer: Any, rows: dict[str, Any]) -> dict[str, Any]:
 
 def _added_words(asked: str, standalone: str) -> set[str]:
     """Content words the standalone question has that the follow-up did not: context from earlier turns."""
-    from rag.terms import content_stems
+    from rag.text.terms import content_stems
 
     return set(content_stems(standalone)) - set(content_stems(asked))
 
@@ -187,11 +190,11 @@ def summarize(scored: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def run_conversation(rag: Any, conv: Conversation, seed: Seed, forced: bool = True) -> list[tuple[Turn, Any]]:
+def run_conversation(rag: RAG, conv: Conversation, seed: Seed, forced: bool = True) -> list[tuple[Turn, Any]]:
     """Ask a conversation's follow-ups after its recorded seed answer; (turn, answer) each.
     `forced`: after a narrowing, the history shows the papers the writer judged to meet the filter
     (not the product's choice), so a wrong narrowing is counted once, not again in every later turn."""
-    from rag.conversation import ChatTurn
+    from rag.chat.conversation import ChatTurn
 
     papers = rag.retriever.papers()
     history = [ChatTurn.model_validate(t) for t in seed_history(seed, papers.rows(seed.listed + seed.related))]

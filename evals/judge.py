@@ -50,7 +50,7 @@ def build_judge(cfg: EvalSettings) -> Any | None:
         return None
     if not cfg.judge_model:
         raise EvalError("RAG_EVAL__JUDGE_MODEL (or --judge-model) must name the judge model")
-    from rag.llm import build_llm
+    from rag.models.llm import build_llm
     from rag.settings import LLMSettings
 
     judge = LLMSettings(
@@ -96,9 +96,9 @@ class SupportScorer:
         """How support is decided, as the report labels it."""
         if self.judge is not None:
             return f"LLM judge ({judge_name(self.judge)})"
-        from rag.support import CHECKER_NAME
+        from rag.grounding.support import CHECKER_NAME
 
-        label = f"support checker {CHECKER_NAME} (rag/support.py)"
+        label = f"support checker {CHECKER_NAME} (rag/grounding/support.py)"
         if self.precision:
             p = self.precision
             label += (
@@ -112,7 +112,7 @@ class SupportScorer:
 
     def score(self, pairs: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
         """For each (claim, Source): {'supported': bool | None, 'rule': str, 'coverage': float}."""
-        from rag.support import check_source
+        from rag.grounding.support import check_source
 
         out = []
         for claim, source in pairs:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from llama_index.core.evaluation.retrieval.metrics import MRR, HitRate, Recall
 
-from rag.citations import claims
+from rag.text.citations import claims
 
 _HIT = HitRate()
 _RECALL = Recall()

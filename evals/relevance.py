@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag.citations import split_sentences
+from rag.text.citations import split_sentences
 
 from .datasets import BUILTIN_DIR
 from .errors import EvalError

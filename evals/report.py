@@ -168,7 +168,7 @@ def markdown(report: dict[str, Any], plots: dict[str, str]) -> str:
         if "checker" in (meta["citation_support_method"] or ""):
             out += [
                 "_Citation support: share of (sentence, cited paper) pairs whose abstract states the "
-                "sentence by the rule in rag/support.py, measured above on the hand-labelled set "
+                "sentence by the rule in rag/grounding/support.py, measured above on the hand-labelled set "
                 "evals/data/support_labels.jsonl. No judge endpoint configured "
                 "(RAG_EVAL__JUDGE_BASE_URL), so faithfulness/relevancy are not measured._",
                 "",

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from rag import RAG, Settings
-from rag.citations import claims
-from rag.corpus import load_many
+from rag.ingest.corpus import load_many
 from rag.prompts import PROMPTS_DIR
 from rag.settings import StoreSettings
+from rag.text.citations import claims
 from rag.types import Answer
 
 from .cache import ResultCache, row_key

@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rag.corpus import load_many
+from rag.ingest.corpus import load_many
 
 from .datasets import BUILTIN_DIR, SHARED_DIR, jsonl_objects
 from .errors import EvalError
@@ -34,7 +34,7 @@ def load_labels(path: Path = LABELS) -> list[dict[str, Any]]:
 
 def evaluate_checker(labels_path: Path = LABELS, corpus_path: Path = CORPUS) -> dict[str, Any]:
     """Precision/recall of the checker's "supported" against the labels, with the disagreements."""
-    from rag.support import CHECKER_NAME, check_source
+    from rag.grounding.support import CHECKER_NAME, check_source
 
     if not labels_path.is_file():
         raise EvalError(f"labelled support set missing: {labels_path}")

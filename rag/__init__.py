@@ -11,16 +11,16 @@ from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .conversation import ChatTurn, Conversation
-    from .errors import RagError
-    from .events import Condensed, Error, Event, Final, Sources, Token, final_answer
-    from .pipeline import RAG
-    from .settings import Settings
-    from .types import Answer, Citation, Source
+    from rag.chat.conversation import ChatTurn, Conversation
+    from rag.errors import RagError
+    from rag.events import Condensed, Error, Event, Final, Sources, Token, final_answer
+    from rag.pipeline import RAG
+    from rag.settings import Settings
+    from rag.types import Answer, Citation, Source
 
 _WHERE = {
     "RAG": "pipeline", "Settings": "settings", "Answer": "types", "Citation": "types", "Source": "types",
-    "RagError": "errors", "ChatTurn": "conversation", "Conversation": "conversation", "Event": "events",
+    "RagError": "errors", "ChatTurn": "chat.conversation", "Conversation": "chat.conversation", "Event": "events",
     "Condensed": "events", "Sources": "events", "Token": "events", "Final": "events", "Error": "events",
     "final_answer": "events",
 }

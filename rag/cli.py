@@ -9,11 +9,14 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from .errors import redact_secrets
-from .export import FORMATS
-from .settings import DECISIONS, RETRIEVER_MODES
+from rag.errors import redact_secrets
+from rag.export import FORMATS
+from rag.settings import DECISIONS, RETRIEVER_MODES
+
+if TYPE_CHECKING:
+    from rag.pipeline import RAG
 
 logger = logging.getLogger("rag")
 
@@ -184,7 +187,7 @@ def _add_extra_commands(sub: Any) -> None:
 
 def _unavailable(why: str) -> Any:
     def handler(_args: argparse.Namespace, _settings: Any) -> int:
-        from .errors import ConfigError
+        from rag.errors import ConfigError
 
         raise ConfigError(f"{why} (a checkout: scripts/setup.sh installs every extra)")
 
@@ -205,8 +208,8 @@ def print_answer(answer: Any, out: Any = None) -> None:
         say("\n(warning: no sentence of this answer could be tied to a source)", file=out)
 
 
-def _chat_loop(rag: Any, args: argparse.Namespace) -> None:
-    from .errors import RagError
+def _chat_loop(rag: RAG, args: argparse.Namespace) -> None:
+    from rag.errors import RagError
 
     conversation = rag.conversation(top_k=args.top_k, decisions=args.decision, retriever=args.retriever)
     say(f"{rag.stats()['papers']} papers. Ask a question ('new' starts over; Ctrl-D or 'exit' quits).")
@@ -233,8 +236,8 @@ def _chat_loop(rag: Any, args: argparse.Namespace) -> None:
         print_answer(answer)
 
 
-def _export(rag: Any, args: argparse.Namespace) -> None:
-    from .errors import InvalidRequestError
+def _export(rag: RAG, args: argparse.Namespace) -> None:
+    from rag.errors import InvalidRequestError
 
     if bool(args.question) == bool(args.paper_ids):
         raise InvalidRequestError("give paper ids or --question, not both and not neither")
@@ -255,7 +258,7 @@ def _export(rag: Any, args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from . import RAG, Settings
+    from rag import RAG, Settings
 
     settings = Settings()
     setup_logging(args.log_level or settings.log_level)
@@ -290,10 +293,10 @@ def _run(args: argparse.Namespace) -> int:
               f"embedding model: {st['embedding_model'] or 'not recorded'}"
               + (f" ({st['embedding_fingerprint']})" if st["embedding_fingerprint"] else ""))
     elif args.command == "adapt":
-        from .adapt import AdaptConfig
+        from rag.models.adapt import AdaptConfig
 
         if args.epochs < 1 or args.batch_size < 2 or args.learning_rate <= 0:
-            from .errors import ConfigError
+            from rag.errors import ConfigError
 
             raise ConfigError("adapt needs --epochs >= 1, --batch-size >= 2 and --learning-rate > 0")
         adapted = rag.adapt(
@@ -304,7 +307,7 @@ def _run(args: argparse.Namespace) -> int:
               f"{adapted.training['seconds']:.0f}s) saved to {adapted.model_dir}; re-embedded "
               f"{adapted.papers} papers ({adapted.chunks} chunks)")
     elif args.command == "fetch":
-        from .fetch import fetch_venue
+        from rag.ingest.fetch import fetch_venue
 
         cfg = settings.fetch.model_copy(update={"base_url": args.base_url}) if args.base_url else settings.fetch
         out = Path(args.output or re.sub(r"[^\w.\-]+", "_", args.venue.strip()) + ".jsonl")
@@ -326,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     from pydantic import ValidationError
 
-    from .errors import RagError
+    from rag.errors import RagError
 
     try:
         return _run(args)

@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 
-from . import __version__
-from .errors import InvalidRequestError, RagError
-from .events import Condensed, Event, Final, Queued, Sources, Token
-from .types import Answer
+from rag import __version__
+from rag.errors import InvalidRequestError, RagError
+from rag.events import Condensed, Event, Final, Queued, Sources, Token
+from rag.types import Answer
 
 logger = logging.getLogger(__name__)
 

@@ -8,30 +8,17 @@ loop that does so.
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterable
-from typing import Annotated, Any, Literal, Union
+from collections.abc import Iterable, Iterator
+from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import LLMUnavailableError, RagError, error_from
-from .types import Answer, Source
+from rag.errors import LLMUnavailableError, RagError, error_from
+from rag.types import Answer, Source
 
 
 class _Event(BaseModel):
     model_config = ConfigDict(frozen=True)
-
-    def __getitem__(self, key: str) -> Any:
-        """`event["type"]`, as events were dicts before 0.2 (deprecated: use attributes)."""
-        warnings.warn(
-            "indexing a stream event is deprecated; use attributes (event.type, event.text, ...)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        try:
-            return getattr(self, key)
-        except AttributeError:
-            raise KeyError(key) from None
 
 
 class Queued(_Event):
@@ -46,7 +33,7 @@ class Queued(_Event):
     @property
     def message(self) -> str:
         """'2 questions ahead of you, ~12 s'."""
-        from .gate import QueueStatus
+        from rag.gate import QueueStatus
 
         return QueueStatus(self.ahead, self.eta_s).message()
 
@@ -104,3 +91,10 @@ def final_answer(events: Iterable[Event]) -> Answer:
         if isinstance(event, Error):
             raise event.exception()
     raise LLMUnavailableError("the answer stream ended without an answer")
+
+
+def replay(answer: Answer) -> Iterator[Event]:
+    """A finished (cached) answer as a stream: `Sources`, one `Token`, `Final`."""
+    yield Sources(sources=answer.sources)
+    yield Token(text=answer.text)
+    yield Final(answer=answer)

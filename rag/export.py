@@ -20,8 +20,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Literal, Protocol, get_args
 
-from .errors import InvalidRequestError
-from .terms import STOPWORDS, words
+from rag.errors import InvalidRequestError
+from rag.text.terms import STOPWORDS, words
 
 ExportFormat = Literal["bibtex", "csv", "markdown", "json"]
 FORMATS: tuple[str, ...] = get_args(ExportFormat)

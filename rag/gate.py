@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import BusyError, GenerationCancelled
+from rag.errors import BusyError, GenerationCancelled
 
 POLL_SECONDS = 0.25  # how often a waiter looks at its cancel flag (and the line) while waiting
 SERVICE_SMOOTHING = 0.3  # weight of the newest slot time in the running mean

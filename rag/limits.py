@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InvalidRequestError
+from rag.errors import InvalidRequestError
 
 MAX_QUESTION_CHARS = 2000
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, get_args
 from urllib.parse import urlencode
 
-from .errors import InvalidRequestError
-from .settings import DECISIONS, RetrieverMode
+from rag.errors import InvalidRequestError
+from rag.settings import DECISIONS, RetrieverMode
 
 RETRIEVERS: tuple[str, ...] = get_args(RetrieverMode)
 CHANGED_NOTICE = ("This link was made on other papers, another embedding model or other settings than the "

@@ -11,23 +11,23 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from .answer_cache import AnswerCache, cache_key
-from .corpus import LoadReport, load_many, seed_path
-from .errors import InvalidRequestError, NotFoundError, RagError
-from .events import Event, Final, Sources, Token, final_answer
-from .export import MAX_PAPERS, check_format, export
-from .papertable import PaperRow
-from .permalink import Permalink, version_of
-from .settings import RetrieverMode, Settings
-from .store import ModelRecord, PaperStore, StoreBusyError
-from .types import Answer
+from rag.answer.cache import AnswerCache, cache_key
+from rag.errors import InvalidRequestError, NotFoundError, RagError
+from rag.events import Event, Final, final_answer, replay
+from rag.export import MAX_PAPERS, check_format, export
+from rag.ingest.corpus import LoadReport, load_many, seed_path
+from rag.permalink import Permalink, version_of
+from rag.settings import RetrieverMode, Settings
+from rag.store.chroma import ModelRecord, PaperStore, StoreBusyError
+from rag.store.papertable import PaperRow
+from rag.types import Answer
 
 if TYPE_CHECKING:  # the modules on llama-index load on first use (a light `rag stats` or bad-input error)
-    from .adapt import AdaptConfig, AdaptReport
-    from .conversation import Conversation
-    from .engine import AnswerEngine
-    from .ingest import IngestReport
-    from .retrieve import PaperRetriever, Retrieval
+    from rag.answer.engine import AnswerEngine
+    from rag.chat.conversation import Conversation
+    from rag.ingest.build import IngestReport
+    from rag.models.adapt import AdaptConfig, AdaptReport
+    from rag.retrieval.retrieve import PaperRetriever, Retrieval
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class RAG:
         """The embedding model the store's vectors were written with (its manifest decides)."""
         with self._lock:
             if self._embed is None:
-                from .embeddings import build_embedder, model_for_store
+                from rag.models.embeddings import build_embedder, model_for_store
 
                 store = self._open_store()
                 record = store.model_record() if store.count_chunks() else None
@@ -67,7 +67,7 @@ class RAG:
     def llm(self) -> Any:
         with self._lock:
             if self._llm is None:
-                from .llm import build_llm
+                from rag.models.llm import build_llm
 
                 self._llm = build_llm(self.settings.llm)
                 _pin_llama_index_globals(llm=self._llm)
@@ -98,10 +98,10 @@ class RAG:
             if self._retriever is None:
                 reranker = None
                 if self.settings.retrieval.rerank == "llm":
-                    from .rerank import LLMReranker
+                    from rag.retrieval.rerank import LLMReranker
 
                     reranker = LLMReranker(self.llm)
-                from .retrieve import PaperRetriever
+                from rag.retrieval.retrieve import PaperRetriever
 
                 self._retriever = PaperRetriever(
                     self.store, self.embed_model, self.settings.retrieval, reranker=reranker,
@@ -113,7 +113,7 @@ class RAG:
     def engine(self) -> AnswerEngine:
         with self._lock:
             if self._engine is None:
-                from .engine import build_engine
+                from rag.answer.engine import build_engine
 
                 self._engine = build_engine(self.retriever, self.llm, self.embed_model, self.settings)
             return self._engine
@@ -126,7 +126,7 @@ class RAG:
         return self._ingest_report(loaded, progress=progress)
 
     def _ingest_report(self, loaded: LoadReport, progress: bool, only_if_empty: bool = False) -> IngestReport:
-        from .ingest import IngestReport, ingest_papers
+        from rag.ingest.build import IngestReport, ingest_papers
 
         store = self._open_store()
         self.embed_model  # noqa: B018 - loaded before the write lock is taken
@@ -156,7 +156,7 @@ class RAG:
             current = self._model_record
             if record is None or (current is not None and record.fingerprint == current.fingerprint):
                 return self._embed
-            from .embeddings import build_embedder, model_for_store
+            from rag.models.embeddings import build_embedder, model_for_store
 
             logger.info("the store's vectors now come from the %s model %s: loading it", record.name,
                         record.fingerprint)
@@ -176,15 +176,21 @@ class RAG:
         `models/<fingerprint>` and named in the store's manifest, so later processes load it. The
         new vectors go to a sibling collection that replaces the store's only once complete: a
         failure leaves the store and its model as they were."""
-        from .adapt import AdaptConfig, AdaptReport, adapt_model, corpus_fingerprint, require_training
-        from .embeddings import (
+        from rag.ingest.build import Chunker, ingest_papers
+        from rag.models.adapt import (
+            AdaptConfig,
+            AdaptReport,
+            adapt_model,
+            corpus_fingerprint,
+            require_training,
+        )
+        from rag.models.embeddings import (
             bf16_supported,
             build_embedder,
             bundled_model_path,
             model_fingerprint,
             model_for_store,
         )
-        from .ingest import Chunker, ingest_papers
 
         require_training()  # before anything is locked or written
         cfg = cfg or AdaptConfig()
@@ -356,9 +362,9 @@ class RAG:
         """"Compare A and B", "A versus B" with two or more papers named by title or short name: their
         comparison table (problem, method, data, result: each cell a sentence of that abstract, as
         the chat's "compare the first two" gives). None for any other question."""
-        from .followup import MAX_COMPARED, FollowUp, ShownPaper, asks_to_compare
-        from .followup_answer import answer_compare
-        from .query import parse
+        from rag.chat.followup_answer import answer_compare
+        from rag.text.followup import MAX_COMPARED, FollowUp, ShownPaper, asks_to_compare
+        from rag.text.query import parse
 
         if not self.settings.retrieval.understand or not asks_to_compare(question):
             return None
@@ -404,28 +410,21 @@ class RAG:
     def chat(self, question: str, history: Sequence[Any] = (), **options: Any) -> Answer:
         """Answer a follow-up in the context of `history` (ChatTurns or {"role", "content"} dicts):
         it is condensed into a standalone question first. Options as for `ask`."""
-        from .conversation import chat
+        from rag.chat.conversation import chat
 
         return chat(self, question, history, **options)
 
     def chat_stream(self, question: str, history: Sequence[Any] = (), **options: Any) -> Iterator[Event]:
         """`chat` as events: `Condensed`, then those of `stream`."""
-        from .conversation import chat_stream
+        from rag.chat.conversation import chat_stream
 
         return chat_stream(self, question, history, **options)
 
     def conversation(self, **options: Any) -> Conversation:
         """A `Conversation` that keeps its turns: `conv.ask("...")`, then follow-ups."""
-        from .conversation import Conversation
+        from rag.chat.conversation import Conversation
 
         return Conversation(self, **options)
-
-
-def replay(answer: Answer) -> Iterator[Event]:
-    """A finished (cached) answer as a stream: `Sources`, one `Token`, `Final`."""
-    yield Sources(sources=answer.sources)
-    yield Token(text=answer.text)
-    yield Final(answer=answer)
 
 
 def _served_from_cache(answer: Answer, t0: float) -> None:

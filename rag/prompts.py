@@ -12,7 +12,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from .errors import ConfigError
+from rag.errors import ConfigError
 
 
 def _prompts_dir() -> Path:

@@ -10,7 +10,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .limits import Limits
+from rag.limits import Limits
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class IngestSettings(_Group):
         True,
         description="Keep every abstract sentence's vector beside the store, pooled at ingest from the windows "
         "that hold it, so that answers read their quotes' vectors instead of embedding them "
-        "(rag/sentence_vectors.py).",
+        "(rag/store/sentence_vectors.py).",
     )
     batch_papers: int = Field(
         128, ge=1, le=10000, description="Papers written to the store per atomic batch."
@@ -135,7 +135,7 @@ class RetrievalSettings(_Group):
     understand: bool = Field(
         True,
         description="Read authors, decision words, named papers and \"similar to\" from the question "
-        "(rag/query.py); off: every question is plain text.",
+        "(rag/text/query.py); off: every question is plain text.",
     )
     chunks_per_paper: int = Field(
         5, ge=1, le=50, description="Chunks fetched per requested paper before grouping by paper."
@@ -210,7 +210,7 @@ class LLMSettings(_Group):
         """The model as answers and /healthz name it: the model and the endpoint's scheme and host
         only (a URL's credentials, path or query never show)."""
         if self.is_remote:
-            from .errors import safe_url
+            from rag.errors import safe_url
 
             return f"{self.model} @ {safe_url(self.base_url or '', keep_path=False)}"
         return f"local:{self.model_path.name if self.model_path else 'SmolLM2-135M-Instruct.Q4_1.gguf'}"
@@ -246,7 +246,7 @@ class AnswerSettings(_Group):
     admission: bool = Field(
         True,
         description="List only papers whose own sentences state the question's topic and every constraint "
-        "(technique, setting, direction; rag/admission.py), others as 'related, but not …'; off: every "
+        "(technique, setting, direction; rag/grounding/admission.py), others as 'related, but not …'; off: every "
         "retrieved paper whose best sentence scores well is listed (the behaviour before constraints were read).",
     )
     replace_threshold: float = Field(
@@ -260,7 +260,7 @@ class AnswerSettings(_Group):
     followups: bool = Field(
         True,
         description="In a chat, read follow-ups against the papers shown before (\"the second one\", \"[3]\", "
-        "\"these\", \"only the orals\", \"compare the first two\"; rag/followup.py) and answer them from "
+        "\"these\", \"only the orals\", \"compare the first two\"; rag/text/followup.py) and answer them from "
         "those papers' stored metadata and abstracts; off: every follow-up is condensed into a new search.",
     )
 
@@ -404,7 +404,7 @@ class ServerSettings(_Group):
         """Raise ConfigError naming every `startup_problems`."""
         problems = self.startup_problems()
         if problems:
-            from .errors import ConfigError
+            from rag.errors import ConfigError
 
             raise ConfigError("the server will not start: " + "; ".join(problems))
 
@@ -424,7 +424,7 @@ class EvalSettings(_Group):
     judge_base_url: str | None = Field(
         None,
         description="OpenAI-compatible endpoint of the LLM judge (citation support, faithfulness, "
-        "relevancy). Unset: citation support uses the support checker (rag/support.py), and "
+        "relevancy). Unset: citation support uses the support checker (rag/grounding/support.py), and "
         "faithfulness/relevancy are skipped.",
     )
     judge_model: str | None = Field(None, description="Model name at the judge endpoint.")

@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
 
-from .followup import FollowUp
-from .query import QueryIntent
-from .reading import Reading
+from rag.text.followup import FollowUp
+from rag.text.query import QueryIntent
+from rag.text.reading import Reading
 
 _NOT_IN_URL = re.compile(r"[\s\x00-\x1f\x7f-\x9f<>\"'`\\]")
 
@@ -202,7 +202,7 @@ class Answer(BaseModel):
 
     def export(self, fmt: str = "bibtex") -> str:
         """The cited papers as BibTeX, CSV, Markdown or JSON (rag.export)."""
-        from .export import export
+        from rag.export import export
 
         return export(self.cited_papers(), fmt)
 

@@ -8,13 +8,13 @@ PY=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 WHEELS=${RAG_WHEEL_CACHE:-$HOME/.cache/iclr-rag/wheels}
 LLAMA_CPP_VERSION=0.3.36
-# One llama.cpp build per CPU kind (rag/cpu.py): avx512 when the CPU has AVX-512 F/CD/VL/DQ/BW + VBMI
+# One llama.cpp build per CPU kind (scripts/llama_build.py): avx512 when the CPU has AVX-512 F/CD/VL/DQ/BW + VBMI
 # + VNNI + BF16, else avx2, else sse42; never "native" (it can emit AMX that a VM rejects).
 # RAG_LLAMA_CPU_VARIANT=avx2 forces the portable build (e.g. a venv copied to other machines).
 # Wheels are cached per variant, so a home shared across machines never hands one CPU another's
-# build; rag/llm.py refuses to load a build whose instructions the CPU lacks.
-LLAMA_VARIANT=${RAG_LLAMA_CPU_VARIANT:-$("$PY" rag/cpu.py variant)}
-LLAMA_CMAKE_ARGS=$("$PY" rag/cpu.py cmake-args "$LLAMA_VARIANT")
+# build; rag/models/llm.py refuses to load a build whose instructions the CPU lacks.
+LLAMA_VARIANT=${RAG_LLAMA_CPU_VARIANT:-$("$PY" scripts/llama_build.py variant)}
+LLAMA_CMAKE_ARGS=$("$PY" scripts/llama_build.py cmake-args "$LLAMA_VARIANT")
 LLAMA_WHEELS="$WHEELS/llama-cpp-python-$LLAMA_CPP_VERSION-$LLAMA_VARIANT"
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -32,7 +32,7 @@ step "installing CPU torch 2.13.0"
 if ! ls "$LLAMA_WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
   # A wheel cached by an older setup (one folder for all CPUs) is kept when its recorded build fits.
   for old in "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl; do
-    if [ -f "$old" ] && [ "$("$PY" rag/cpu.py wheel-variant "$old")" = "$LLAMA_VARIANT" ]; then
+    if [ -f "$old" ] && [ "$("$PY" scripts/llama_build.py wheel-variant "$old")" = "$LLAMA_VARIANT" ]; then
       mkdir -p "$LLAMA_WHEELS" && cp "$old" "$LLAMA_WHEELS"/
     fi
   done
@@ -46,7 +46,7 @@ fi
 
 step "installing the project and its dependencies"
 "${PIP[@]}" install -q --find-links "$LLAMA_WHEELS" --only-binary llama-cpp-python -e ".[serve,eval,adapt,fetch,dev]"
-if [ "$("$VENV/bin/python" rag/cpu.py installed)" != "$LLAMA_VARIANT" ]; then
+if [ "$("$VENV/bin/python" scripts/llama_build.py installed)" != "$LLAMA_VARIANT" ]; then
   step "switching llama-cpp-python to the $LLAMA_VARIANT build"
   "${PIP[@]}" install -q --force-reinstall --no-deps "$LLAMA_WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl
 fi

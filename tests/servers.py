@@ -56,7 +56,7 @@ def running(
 @contextlib.contextmanager
 def llama_server(tmp: Path) -> Iterator[str]:
     """llama_cpp.server with the bundled GGUF; yields its /v1 base URL."""
-    from rag.llm import bundled_gguf
+    from rag.models.llm import bundled_gguf
 
     port = free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_gguf()),

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from rag import RAG, Settings
-from rag.adapt import AdaptConfig, training_pairs
-from rag.embeddings import bundled_model_path, model_fingerprint
 from rag.errors import ConfigError
-from rag.store import ModelRecord, PaperStore
+from rag.models.adapt import AdaptConfig, training_pairs
+from rag.models.embeddings import bundled_model_path, model_fingerprint
+from rag.store.chroma import ModelRecord, PaperStore
 
 from .conftest import REPO, SEED_CORPUS
 
@@ -123,7 +123,7 @@ def test_failed_adapt_leaves_the_store_and_its_model(tmp_path: Path, monkeypatch
     record, chunks = rag.store.model_record(), rag.store.count_chunks()
     snapshot = sorted(rag.store.iter_records(["metadatas"]), key=lambda r: r[0])
 
-    import rag.ingest as ingest  # the pipeline imports it when it writes
+    import rag.ingest.build as ingest  # the pipeline imports it when it writes
 
     real = ingest.ingest_papers
 
@@ -145,7 +145,7 @@ def test_failed_adapt_leaves_the_store_and_its_model(tmp_path: Path, monkeypatch
 def test_training_pairs_never_give_the_title_away() -> None:
     import random
 
-    from rag.chunking import paper_chunks
+    from rag.text.chunking import paper_chunks
 
     chunks = paper_chunks("A Title", "One. Two. Three. Four. Five.", 3, 2, 256, lambda ts: [len(t.split()) for t in ts])
     pairs = training_pairs([chunks, chunks[:1]], random.Random(0))

@@ -10,11 +10,11 @@ import re
 import pytest
 
 from rag import RAG
-from rag.citations import claims
 from rag.errors import LLMUnavailableError
 from rag.events import final_answer
+from rag.grounding.support import check_source
 from rag.prompts import REFUSAL, load
-from rag.support import check_source
+from rag.text.citations import claims
 from rag.types import Answer
 
 GRAPH_Q = "Which paper learns graph invariance by removing spurious features?"
@@ -186,7 +186,7 @@ def test_the_local_model_is_stopped_when_its_first_sentences_fail_the_check(fake
     """The bundled model's first two sentences both unsupported: it is stopped there and the evidence
     answer shown (it rarely recovers, and every further token costs ~25 ms); an endpoint's model
     writes on, and its later supported sentences are shown."""
-    from rag.engine import LOCAL_GIVE_UP
+    from rag.answer.engine import LOCAL_GIVE_UP
 
     raw = f"{UNSUPPORTED} The method needs 12 exaflops per graph [2]. {SUPPORTED} {GAIN}"
     local = fake_rag([raw]).ask(GRAPH_Q)

@@ -1,4 +1,4 @@
-"""Conversation condensing, the generation gate and the live marker filter (rag/conversation.py, rag/gate.py, rag/citations.py)."""
+"""Conversation condensing, the generation gate and the live marker filter (rag/chat/conversation.py, rag/gate.py, rag/text/citations.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import time
 import pytest
 
 from rag import prompts
-from rag.citations import LiveMarkerFilter, marker_numbers, strip_markers
-from rag.conversation import (
+from rag.chat.conversation import (
     CONDENSE_MAX_TOKENS,
     ChatTurn,
     chat,
@@ -28,6 +27,7 @@ from rag.conversation import (
 from rag.errors import BusyError, LLMUnavailableError
 from rag.events import Condensed, Final, Sources, Token, final_answer
 from rag.gate import GenerationGate
+from rag.text.citations import LiveMarkerFilter, marker_numbers, strip_markers
 from rag.types import Citation
 
 from .fakes import ScriptedLLM

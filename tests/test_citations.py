@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rag.citations import claims, is_refusal, marker_numbers, split_sentences, strip_markers
-from rag.grounding import SentenceGate
+from rag.grounding.verify import SentenceGate
 from rag.prompts import REFUSAL
+from rag.text.citations import claims, is_refusal, marker_numbers, split_sentences, strip_markers
 from rag.types import Source
 
 GRAPH = (
@@ -22,7 +22,7 @@ PROTEIN = (
 
 @pytest.fixture(scope="module")
 def embed():
-    from rag.embeddings import build_embedder
+    from rag.models.embeddings import build_embedder
     from rag.settings import EmbeddingSettings
 
     return build_embedder(EmbeddingSettings()).get_text_embedding_batch

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from rag.conversation import chat_stream
+from rag.chat.conversation import chat_stream
 from rag.events import Condensed, Final
 
 Q1 = "Which paper proposes a lifelong learning agent for formal theorem proving?"

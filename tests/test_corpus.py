@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rag.corpus import load_many, load_papers, seed_path
 from rag.errors import CorpusError
+from rag.ingest.corpus import load_many, load_papers, seed_path
 
 from .conftest import DATA, SHARED_SEED, need
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag.embeddings import build_embedder, bundled_model_path, read_layout
 from rag.errors import ConfigError
+from rag.models.embeddings import build_embedder, bundled_model_path, read_layout
 from rag.settings import EmbeddingSettings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def test_the_vectors_are_sentence_transformers_vectors(texts) -> None:
 INT8_CHECK = """
 import json, sys
 import numpy as np
-from rag.embeddings import build_embedder
+from rag.models.embeddings import build_embedder
 from rag.settings import EmbeddingSettings
 texts = json.load(sys.stdin)
 exact = build_embedder(EmbeddingSettings(precision="float32"))
@@ -90,7 +90,7 @@ def test_an_unsupported_model_layout_is_a_clear_error(tmp_path) -> None:
 @pytest.mark.slow
 def test_a_process_answering_questions_never_imports_sentence_transformers_or_transformers(tmp_path) -> None:
     """Their imports (with scikit-learn, SciPy, torch.distributed) cost ~6 s of CPU at every process
-    start; the encoder runs on torch and tokenizers (rag/bert.py)."""
+    start; the encoder runs on torch and tokenizers (rag/models/bert.py)."""
     code = (
         "import sys; from rag import RAG, Settings\n"
         f"rag = RAG(Settings(store={{'path': {str(tmp_path / 'chroma')!r}}}))\n"
@@ -128,7 +128,7 @@ def test_the_numpy_encoder_gives_the_torch_encoders_vectors(texts) -> None:
 
 def test_a_question_is_embedded_without_importing_torch() -> None:
     code = (
-        "import sys; from rag.embeddings import build_embedder; from rag.settings import EmbeddingSettings; "
+        "import sys; from rag.models.embeddings import build_embedder; from rag.settings import EmbeddingSettings; "
         "v = build_embedder(EmbeddingSettings()).get_query_embedding('spurious correlations in VLMs'); "
         "print(len(v), 'torch' in sys.modules)"
     )

@@ -9,7 +9,7 @@ import pytest
 
 from evals.datasets import builtin_datasets, check_gold, load_dataset
 from evals.errors import DatasetError
-from rag.corpus import load_papers, seed_path
+from rag.ingest.corpus import load_papers, seed_path
 
 
 def _write(path: Path, records: list[object]) -> Path:

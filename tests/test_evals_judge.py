@@ -14,8 +14,8 @@ from evals.report import write_report
 from evals.runner import Evaluation
 from evals.summary import summarize
 from rag import Settings
-from rag.corpus import seed_path
-from rag.llm import build_llm
+from rag.ingest.corpus import seed_path
+from rag.models.llm import build_llm
 from rag.settings import LLMSettings
 
 CLAIM = "McEval is a code benchmark that covers 40 programming languages."

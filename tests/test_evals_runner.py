@@ -15,7 +15,7 @@ from evals.judge import SupportScorer, parse_verdict
 from evals.runner import Evaluation, Stage, score_answer
 from evals.summary import Stats, summarize, summarize_answers
 from rag import RAG
-from rag.corpus import seed_path
+from rag.ingest.corpus import seed_path
 from rag.types import Answer, Citation, Source
 
 

@@ -16,9 +16,9 @@ from starlette.testclient import TestClient
 
 from rag import RAG
 from rag.cli import main
-from rag.corpus import load_papers
 from rag.errors import InvalidRequestError, NotFoundError
 from rag.export import FORMATS, MAX_PAPERS, bibtex_key, export, latex_escape, to_bibtex, to_csv, to_markdown
+from rag.ingest.corpus import load_papers
 from rag.serve import ServerSettings, create_app
 
 from .fakes import rag_with_llm
@@ -163,7 +163,7 @@ def test_the_export_route_is_in_the_document(client: TestClient) -> None:
 
 
 def test_a_fresh_compare_question_with_named_papers_gets_the_comparison_table(seed_rag: RAG) -> None:
-    from rag.citations import abstract_sentences
+    from rag.text.citations import abstract_sentences
 
     answer = seed_rag.ask("Compare LeanAgent and BOFormer")
     assert answer.text.startswith("Side by side, in each abstract's own words")

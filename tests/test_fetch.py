@@ -17,9 +17,9 @@ import pytest
 
 from rag import RAG, Settings
 from rag.cli import main
-from rag.corpus import load_papers
 from rag.errors import ConfigError
-from rag.fetch import FetchError, decision_of, fetch_venue
+from rag.ingest.corpus import load_papers
+from rag.ingest.fetch import FetchError, decision_of, fetch_venue
 from rag.settings import FetchSettings
 
 VENUE = "ICLR.cc/2025/Conference"

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from rag.admission import PaperText
-from rag.followup import (
+from rag.chat.followup_answer import answer_followup, comparison_rows, split_exclusion
+from rag.grounding.admission import PaperText
+from rag.store.papertable import PaperRow
+from rag.text.followup import (
     FollowUp,
     ShownPaper,
     Thread,
@@ -17,8 +19,6 @@ from rag.followup import (
     shown_papers,
     thread_of,
 )
-from rag.followup_answer import answer_followup, comparison_rows, split_exclusion
-from rag.papertable import PaperRow
 from rag.types import Answer, Source
 from ui.render import answer_markdown, escape_text
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rag.citations import claims
-from rag.terms import folded
+from rag.text.citations import claims
+from rag.text.terms import folded
 from rag.types import Answer
 
 from .test_answer import assert_citations_valid, assert_every_cited_sentence_supported

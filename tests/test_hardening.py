@@ -18,9 +18,9 @@ import httpx
 import pytest
 
 from rag import RAG, Settings
-from rag.corpus import LoadReport, Paper, load_papers
 from rag.errors import CorpusError, public_text, redact_secrets
 from rag.gate import GenerationGate
+from rag.ingest.corpus import LoadReport, Paper, load_papers
 from rag.serve import ServerSettings, running
 from rag.settings import LLMSettings
 
@@ -56,7 +56,7 @@ def test_urls_and_paths_are_cut_for_the_public_and_secrets_masked_everywhere() -
         "cannot reach http://llm.example:8080/v1 (see /home/alice/iclr/vectorstore/chroma); "
         "Authorization: Bearer ***"
     )
-    from rag.llm import unavailable
+    from rag.models.llm import unavailable
 
     err = unavailable(LLMSettings(base_url=url, model="m"), ConnectionError(f"refused: {url}"))
     assert "http://llm.example:8080/v1" in str(err) and "pa55word" not in str(err) and "s3cret" not in str(err)
@@ -342,7 +342,7 @@ class WatchedLLM:
 @pytest.fixture(scope="module")
 def local_llm() -> Any:
     """The bundled model in process, allowed long answers (so an unstopped one runs for seconds)."""
-    from rag.llm import build_llm
+    from rag.models.llm import build_llm
 
     return build_llm(LLMSettings(max_tokens=1024, n_threads=1))  # 1 thread: steady on a busy machine
 

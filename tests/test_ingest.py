@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from rag import RAG, Settings
-from rag.corpus import load_papers
 from rag.errors import CorpusError, RagError
-from rag.store import PaperStore
+from rag.ingest.corpus import load_papers
+from rag.store.chroma import PaperStore
 
 from .conftest import FULL_CORPUS, SEED_CORPUS, need
 
@@ -78,7 +78,7 @@ def test_changed_abstract_replaces_old_chunks_and_remove(empty_rag: RAG, tmp_pat
 
 
 def test_long_abstract_is_covered_by_overlapping_windows_within_the_model_limit(empty_rag: RAG, tmp_path: Path) -> None:
-    from rag.chunking import paper_chunks, token_counter
+    from rag.text.chunking import paper_chunks, token_counter
 
     sentences = [f"Sentence number {i} describes a distinct finding about sparse attention kernels." for i in range(80)]
     sentences[40] = "An unusually long sentence " + "with many many words " * 80 + "ends here."

@@ -42,6 +42,8 @@ def _imports(path: Path) -> set[str]:
                     out.update(f"{prefix}.{alias.name}" for alias in node.names)
             else:
                 out.add(node.module or "")
+                if node.module == "rag":  # `from rag import prompts` imports the module rag.prompts
+                    out.update(f"rag.{alias.name}" for alias in node.names)
     return out
 
 
@@ -71,7 +73,7 @@ def test_the_import_walk_sees_relative_and_nested_imports(tmp_path: Path) -> Non
 
 def test_core_imports_no_server_ui_or_evals() -> None:
     core = _core()
-    assert {"rag.pipeline", "rag.engine", "rag.conversation", "rag.events", "rag.errors"} <= set(core)
+    assert {"rag.pipeline", "rag.answer.engine", "rag.chat.conversation", "rag.events", "rag.errors"} <= set(core)
     bad = {
         m: sorted(i for i in _imports(p) if _is(i, {"rag.serve", "ui", "evals", *SERVE_DEPS, *EVAL_DEPS}))
         for m, p in core.items()
@@ -123,19 +125,85 @@ def test_the_core_and_the_cli_work_without_the_serve_and_eval_extras() -> None:
     assert "pip install 'iclr-rag[serve]'" in proc.stdout + proc.stderr
 
 
-def test_moved_names_still_work_with_a_deprecation_warning() -> None:
-    import importlib
+# The stages of the core in the order data flows through them (docs/architecture.md): a module may
+# import from its own stage and earlier ones, never from a later one.
+STAGES: list[tuple[str, tuple[str, ...]]] = [
+    ("foundation", ("rag.errors", "rag.limits", "rag.settings", "rag.prompts", "rag.gate")),
+    ("text", ("rag.text",)),
+    ("papers and answers", ("rag.types", "rag.export", "rag.permalink", "rag.events")),
+    ("store", ("rag.store",)),
+    ("models", ("rag.models",)),
+    ("ingest", ("rag.ingest",)),
+    ("retrieval", ("rag.retrieval",)),
+    ("grounding", ("rag.grounding",)),
+    ("answer", ("rag.answer",)),
+    ("chat", ("rag.chat",)),
+    ("front door", ("rag.pipeline", "rag")),
+    ("edges", ("rag.cli", "rag.client", "rag.serve")),
+]
 
-    from rag.events import Final, Token
-    from rag.gate import GenerationGate
 
-    token = Token(text="abc")
-    with pytest.warns(DeprecationWarning, match="use attributes"):
-        assert token["type"] == "token" and token["text"] == "abc"
-    with pytest.warns(DeprecationWarning), pytest.raises(KeyError):
-        token["answer"]
-    assert "answer" == Final.model_fields["type"].default  # the SSE event names are unchanged
-    sys.modules.pop("rag.chat", None)
-    with pytest.warns(DeprecationWarning, match="rag.chat is deprecated"):
-        old = importlib.import_module("rag.chat")
-    assert old.GenerationGate is GenerationGate and callable(old.chat_stream)
+def _stage(module: str) -> int | None:
+    best: tuple[int, int] | None = None  # (prefix length, stage): the most specific prefix wins
+    for i, (_, prefixes) in enumerate(STAGES):
+        for p in prefixes:
+            if _is(module, (p,)) and (best is None or len(p) > best[0]):
+                best = (len(p), i)
+    return None if best is None else best[1]
+
+
+def _rag_imports(path: Path) -> set[str]:
+    modules = set(_modules("rag"))
+    out = set()
+    for name in _imports(path):
+        # `from rag.text.terms import words` names a module; `from rag.x import f` may name a function
+        while name and name not in modules and "." in name:
+            name = name.rpartition(".")[0]
+        if name in modules and name != "rag":
+            out.add(name)
+    return out
+
+
+def test_every_core_module_belongs_to_a_stage() -> None:
+    assert {m for m in _modules("rag") if _stage(m) is None} == set()
+    assert len(list((ROOT / "rag").glob("*.py"))) <= 16  # stages live in subpackages, not the root
+
+
+def test_no_stage_imports_a_later_one() -> None:
+    bad = {}
+    for module, path in _modules("rag").items():
+        here = _stage(module)
+        later = sorted(i for i in _rag_imports(path) if (_stage(i) or 0) > (here or 0))
+        if later:
+            bad[module] = later
+    assert bad == {}
+
+
+def test_no_import_cycle() -> None:
+    graph = {m: _rag_imports(p) - {m} for m, p in _modules("rag").items()}
+    state: dict[str, int] = {}  # 1 on the path, 2 done
+    cycles: list[list[str]] = []
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for n in sorted(graph.get(m, ())):
+            if state.get(n) == 1:
+                cycles.append(path[path.index(n):] + [n] if n in path else [m, n])
+            elif n not in state:
+                visit(n, path + [n])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert cycles == []
+
+
+def test_the_stage_and_cycle_checks_can_fail(tmp_path: Path) -> None:
+    probe = ROOT / "rag" / "text" / "_layering_probe.py"
+    probe.write_text("def f():\n    from rag.pipeline import RAG\n")
+    try:
+        assert "rag.pipeline" in _rag_imports(probe)
+        assert _stage("rag.text._layering_probe") < _stage("rag.pipeline")  # type: ignore[operator]
+    finally:
+        probe.unlink()

@@ -11,13 +11,29 @@ from pathlib import Path
 import pytest
 
 from rag import prompts
-from rag.cpu import OPTION_FLAGS, VARIANTS, Build, cmake_args, installed_build, missing_flags, pick_variant
-from rag.engine import answer_messages
+from rag.answer.engine import answer_messages
 from rag.errors import ConfigError
-from rag.llm import LocalLlamaCpp, bundled_gguf, check_cpu_build
+from rag.models.cpu import OPTION_FLAGS, VARIANTS, Build, installed_build, missing_flags
+from rag.models.llm import LocalLlamaCpp, bundled_gguf, check_cpu_build
 from rag.types import Source
 
 REPO = Path(__file__).resolve().parent.parent
+BUILD_SCRIPT = REPO / "scripts" / "llama_build.py"
+
+
+def _build_script():
+    """scripts/llama_build.py as a module (setup runs it as a script)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("llama_build", BUILD_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_script = _build_script()
+cmake_args, pick_variant = _script.cmake_args, _script.pick_variant
 AVX2_CPU = frozenset({"sse4_2", "avx", "avx2", "fma", "f16c", "bmi2"})
 AVX512_CPU = AVX2_CPU | {
     "avx512f",
@@ -71,9 +87,9 @@ def test_the_variant_follows_the_cpu_and_never_builds_native_or_amx() -> None:
 
 
 def test_setup_can_pick_the_variant_with_the_standard_library_only() -> None:
-    """setup.sh runs rag/cpu.py with the system python before anything is installed."""
+    """setup.sh runs scripts/llama_build.py with the system python before anything is installed."""
     out = subprocess.run(
-        [sys.executable, "-S", "-I", str(REPO / "rag" / "cpu.py"), "cmake-args", "avx512"],
+        [sys.executable, "-S", "-I", str(BUILD_SCRIPT), "cmake-args", "avx512"],
         capture_output=True,
         text=True,
         check=True,
@@ -157,7 +173,7 @@ def test_weight_copies_are_made_once_and_f16_answers_exactly_as_the_bundled_file
     import llama_cpp
     from llama_index.core.base.llms.types import ChatMessage, MessageRole
 
-    from rag.llm import LocalLlamaCpp, bundled_gguf, weights_copy
+    from rag.models.llm import LocalLlamaCpp, bundled_gguf, weights_copy
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     copies = {kind: weights_copy(bundled_gguf(), kind) for kind in ("f16", "q8_0", "q4_0")}

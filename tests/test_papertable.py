@@ -18,10 +18,10 @@ import pytest
 
 from rag import RAG, Settings
 from rag.errors import StoreError
-from rag.lexical import PaperIndex
-from rag.papertable import BM25_STOPWORDS, PaperTable, TableStamp, bm25_tokens
+from rag.retrieval.lexical import PaperIndex
 from rag.settings import RetrievalSettings, StoreSettings
-from rag.store import PaperStore, paper_table_path
+from rag.store.chroma import PaperStore, paper_table_path
+from rag.store.papertable import BM25_STOPWORDS, PaperTable, TableStamp, bm25_tokens
 
 from .conftest import FULL_CORPUS, REPO, SEED_CORPUS, need, write_jsonl
 
@@ -93,7 +93,7 @@ def test_ingest_and_remove_update_the_table_without_a_scan(store: Path, tmp_path
 def test_a_new_process_opens_the_table_without_scanning_the_store(store: Path) -> None:
     code = (
         "import sys, json\n"
-        "from rag.store import PaperStore\n"
+        "from rag.store.chroma import PaperStore\n"
         "def boom(*a, **k): raise SystemExit('scanned the store')\n"
         "PaperStore.iter_records = boom\n"
         "from rag import RAG, Settings\n"

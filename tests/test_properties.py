@@ -21,8 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.citations import LiveMarkerFilter, marker_numbers
-from rag.conversation import (
+from rag.chat.conversation import (
     ChatTurn,
     depends_on_history,
     reference_line,
@@ -30,8 +29,9 @@ from rag.conversation import (
     resolve_pointers,
     strip_references,
 )
-from rag.corpus import MAX_LINE_BYTES, load_papers
 from rag.errors import CorpusError
+from rag.ingest.corpus import MAX_LINE_BYTES, load_papers
+from rag.text.citations import LiveMarkerFilter, marker_numbers
 
 # hypothesis's caches (unicode data, constants) go to a temporary directory, not the repository's
 # .hypothesis/ (read when first needed, so setting it here is in time)

@@ -1,4 +1,4 @@
-"""rag/query.py: authors, decisions, named papers, "similar to", list vs single, robustness, real corpus."""
+"""rag/text/query.py: authors, decisions, named papers, "similar to", list vs single, robustness, real corpus."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import pytest
 
-from rag.query import Catalog, QueryIntent, parse, strip_frame
+from rag.text.query import Catalog, QueryIntent, parse, strip_frame
 
 from .conftest import FULL_CORPUS, need
 

@@ -1,4 +1,4 @@
-"""The waiting line (rag/gate.py) and the answer cache (rag/answer_cache.py), in the library and over HTTP.
+"""The waiting line (rag/gate.py) and the answer cache (rag/answer/cache.py), in the library and over HTTP.
 
 Issue 11: everyone the line accepts is served, first come first served, seeing its place and wait;
 a repeated question comes from the cache with the same citations; any write to the store

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from rag.admission import acronyms, admit
-from rag.reading import read
-from rag.roles import sentence_roles
-from rag.terms import PhraseStats, TermStats, stem
+from rag.grounding.admission import acronyms, admit
+from rag.text.reading import read
+from rag.text.roles import sentence_roles
+from rag.text.terms import PhraseStats, TermStats, stem
 from rag.types import Source
 
 

@@ -29,7 +29,7 @@ def test_the_readme_python_example_runs(tmp_path: Path) -> None:
     code = code.replace("history=[...]", "history=chat.turns")
     setup = (
         "import json\n"
-        "from rag.corpus import seed_path\n"
+        "from rag.ingest.corpus import seed_path\n"
         "paper = next(json.loads(l) for l in open(seed_path()) if 'LeanAgent' in l)\n"
         "title, abstract = paper['title'], paper['abstract']\n"
     )

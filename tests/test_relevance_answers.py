@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rag.citations import split_sentences
-from rag.roles import OWN, sentence_roles
+from rag.text.citations import split_sentences
+from rag.text.roles import OWN, sentence_roles
 
 from .test_answer import assert_citations_valid, assert_every_cited_sentence_supported
 
@@ -90,7 +90,7 @@ def test_a_false_premise_is_named_before_any_closest_paper(full_rag, question) -
 
 
 def test_a_claim_is_what_is_shown_that_or_a_comparison_shown_of_something() -> None:
-    from rag.evidence import asserted_claim
+    from rag.grounding.evidence import asserted_claim
 
     assert asserted_claim("Which paper shows that SAEs find canonical units?") == "SAEs find canonical units"
     assert asserted_claim("Which paper shows a network training exponentially faster than GPUs?") == (
@@ -161,7 +161,7 @@ def test_every_matching_paper_through_the_api_the_openai_route_and_the_ui(full_r
 
 
 def _paper(title: str, abstract: str):
-    from rag.admission import PaperText
+    from rag.grounding.admission import PaperText
     from rag.types import Source
 
     return PaperText.of(Source(number=1, paper_id="p", title=title, text=abstract, score=1.0))
@@ -187,7 +187,7 @@ def _paper(title: str, abstract: str):
      "Data mixing matters. We propose Aioli, an online method that estimates mixing parameters.", "method"),
 ])
 def test_a_papers_main_contribution_is_read_from_its_title_and_first_contribution(title, abstract, kind) -> None:
-    from rag.admission import contribution_kind
+    from rag.grounding.admission import contribution_kind
 
     assert contribution_kind(_paper(title, abstract)) == kind
 

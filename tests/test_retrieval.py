@@ -46,7 +46,7 @@ def test_filter_is_applied_inside_the_store_query(full_rag) -> None:
 
 
 def test_rerank_reply_parsing_is_tolerant() -> None:
-    from rag.rerank import parse_order
+    from rag.retrieval.rerank import parse_order
 
     assert parse_order("3, 1, 2", 3) == [3, 1, 2]
     assert parse_order("Ranking: [2] > [2] > [9] > [1]", 3) == [2, 1]  # repeats and out of range ignored

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from rag import prompts
 from rag.errors import ConfigError
-from rag.llm import build_llm
+from rag.models.llm import build_llm
 from rag.settings import LLMSettings, Settings, env_fields
 
 

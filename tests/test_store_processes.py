@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from rag import RAG, Settings
-from rag.adapt import AdaptConfig
-from rag.store import REVISION_FILE, PaperStore, StoreBusyError
+from rag.models.adapt import AdaptConfig
+from rag.store.chroma import REVISION_FILE, PaperStore, StoreBusyError
 
 from .conftest import FULL_CORPUS, REPO, SEED_CORPUS, need, write_jsonl
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from evals.support_eval import LABELS, evaluate_checker
-from rag.support import check_source
+from rag.grounding.support import check_source
 
 
 @pytest.fixture(scope="module")

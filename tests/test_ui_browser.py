@@ -99,6 +99,19 @@ RECORD = """turn => {
 }"""
 
 
+PENDING = r"/^(Searching the papers…|Writing the answer…|Waiting in line: [\s\S]*…)$/"
+
+
+def turn_done(turn: int) -> str:
+    """A page function true once turn `turn` is over: the sources panel says done and the bot message
+    shows the answer, not a status line (the browser may render the panel a frame before the chat)."""
+    return (
+        f"(() => {{ const b = document.querySelectorAll('#rag-chat [data-testid=bot]'); "
+        f"return b.length >= {turn} && !{PENDING}.test(b[{turn - 1}].innerText.trim()) && "
+        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null; })()"
+    )
+
+
 def _ask(page, question: str, turn: int) -> list[str]:
     """Submit a question and return every text the bot message showed, in order, until the turn is done.
 
@@ -108,11 +121,7 @@ def _ask(page, question: str, turn: int) -> list[str]:
     page.evaluate(RECORD, turn)
     page.fill("#rag-input textarea", question)
     page.click("#rag-send")
-    done = (
-        f"document.querySelectorAll('#rag-chat [data-testid=bot]').length >= {turn} && "
-        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null"
-    )
-    page.wait_for_function(done, timeout=TIMEOUT_MS)
+    page.wait_for_function(turn_done(turn), timeout=TIMEOUT_MS)
     return page.evaluate("window.__frames")
 
 
@@ -176,7 +185,7 @@ def test_a_waiting_question_shows_its_place_in_line_then_its_answer(server, brow
         )
         assert server.gate.stats()["waiting"] == 1
     page.wait_for_function(
-        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null", timeout=TIMEOUT_MS
+        turn_done(1), timeout=TIMEOUT_MS
     )
     frames = page.evaluate("window.__frames")
     assert "Waiting in line" in frames[0] or any("Waiting in line" in f for f in frames[:3]), frames
@@ -286,11 +295,7 @@ EXTRA_PAPER = {
 
 def _answer_from_link(browser, url: str, outside: list[str]):
     page = _open(browser, url, outside)
-    page.wait_for_function(
-        "document.querySelectorAll('#rag-chat [data-testid=bot]').length >= 1 && "
-        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null",
-        timeout=TIMEOUT_MS,
-    )
+    page.wait_for_function(turn_done(1), timeout=TIMEOUT_MS)
     return page
 
 
@@ -343,7 +348,7 @@ def test_an_author_and_similar_papers_open_from_a_source_card(server, browser) -
         author.click()
     theirs = popup.value
     theirs.wait_for_function(
-        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null", timeout=TIMEOUT_MS
+        turn_done(1), timeout=TIMEOUT_MS
     )
     assert theirs.inner_text("#rag-chat [data-testid=user]") == f"Papers by {name}"
     assert LEAN in theirs.inner_text("#rag-sources")  # their paper is listed
@@ -356,7 +361,7 @@ def test_an_author_and_similar_papers_open_from_a_source_card(server, browser) -
         card.locator("a.rag-similar").click()
     alike = popup.value
     alike.wait_for_function(
-        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null", timeout=TIMEOUT_MS
+        turn_done(1), timeout=TIMEOUT_MS
     )
     assert alike.inner_text("#rag-chat [data-testid=user]").startswith(f'Papers similar to "{LEAN}"')
     assert alike.locator("#rag-chat [data-testid=bot]").count() == 1

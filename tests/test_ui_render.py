@@ -174,7 +174,7 @@ def test_list_answer_keeps_its_items_and_removals_are_announced() -> None:
 
 
 def test_the_reading_of_the_question_is_shown_escaped() -> None:
-    from rag.query import QueryIntent
+    from rag.text.query import QueryIntent
 
     srcs = [_source(1)]
     answer = _answer("Paper 1 studies it [1].", srcs, {1: "The key finding is strong."})

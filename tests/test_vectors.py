@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rag.vectors import VectorCache, unit_rows
+from rag.store.vectors import VectorCache, unit_rows
 
 SENTENCES = [
     "We study spurious correlations in vision-language models.",
@@ -64,10 +64,10 @@ def test_ingest_stores_each_abstract_sentence_and_answers_read_them(tmp_path) ->
     """Ingest keeps a vector for every abstract sentence, pooled from the windows that hold it (the
     sentence's tokens in the window's context); an answer then embeds only its question."""
     from rag import RAG, Settings
-    from rag.citations import abstract_sentences
-    from rag.corpus import load_papers
-    from rag.ingest import Chunker
-    from rag.sentence_vectors import SentenceVectors, embedder_key
+    from rag.ingest.build import Chunker
+    from rag.ingest.corpus import load_papers
+    from rag.store.sentence_vectors import SentenceVectors, embedder_key
+    from rag.text.citations import abstract_sentences
     from tests.conftest import SEED_CORPUS
 
     rag = RAG(Settings(store={"path": tmp_path / "chroma", "auto_seed": False}))
@@ -112,8 +112,8 @@ def test_composed_windows_are_the_token_weighted_mean_of_their_parts(tmp_path) -
     """RAG_INGEST__WINDOW_VECTORS=composed: a window's stored vector is the token-weighted mean of its
     title's and sentences' pooled vectors, and the chunking scheme says so (a switch re-embeds)."""
     from rag import RAG, Settings
-    from rag.citations import abstract_sentences
-    from rag.corpus import load_papers
+    from rag.ingest.corpus import load_papers
+    from rag.text.citations import abstract_sentences
     from tests.conftest import SEED_CORPUS
 
     rag = RAG(Settings(store={"path": tmp_path / "chroma", "auto_seed": False}, ingest={"window_vectors": "composed"}))
@@ -134,12 +134,12 @@ def test_composed_windows_are_the_token_weighted_mean_of_their_parts(tmp_path) -
 
 def test_unreadable_sentence_vectors_are_logged_once_and_answers_embed_their_quotes(tmp_path, caplog) -> None:
     """A sentence-vector file SQLite cannot read is a cache miss with one warning, never an error."""
-    from rag.sentence_vectors import SentenceVectors
+    from rag.store.sentence_vectors import SentenceVectors
 
     path = tmp_path / "rag-sentences.sqlite3"
     path.write_bytes(b"not a database" * 100)
     stored = SentenceVectors(path, "model")
-    with caplog.at_level("WARNING", logger="rag.sentence_vectors"):
+    with caplog.at_level("WARNING", logger="rag.store.sentence_vectors"):
         assert stored.get(SENTENCES) == {} and stored.get(SENTENCES) == {}
     assert stored.unreadable and len([r for r in caplog.records if "cannot be read" in r.message]) == 1
 

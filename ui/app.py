@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from rag.errors import RagError, describe
@@ -23,6 +23,9 @@ from .render import (
     sources_html,
     table_html,
 )
+
+if TYPE_CHECKING:
+    from rag.pipeline import RAG
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +93,7 @@ COPY_JS = """
 """
 
 
-def status_line(rag: Any) -> str:
+def status_line(rag: RAG) -> str:
     """Papers in the store and the model in use, as escaped Markdown."""
     try:
         papers = rag.stats()["papers"]
@@ -102,7 +105,7 @@ def status_line(rag: Any) -> str:
 
 
 def build_ui(
-    rag: Any, gate: GenerationGate | None = None, limits: Limits = DEFAULT_LIMITS, queue_size: int = 32
+    rag: RAG, gate: GenerationGate | None = None, limits: Limits = DEFAULT_LIMITS, queue_size: int = 32
 ) -> Any:
     """The chat Blocks (queued); mount it with `mount_ui` or launch it directly."""
     import gradio as gr
@@ -315,7 +318,7 @@ def build_ui(
 
 def mount_ui(
     app: Any,
-    rag: Any,
+    rag: RAG,
     gate: GenerationGate | None = None,
     path: str = "/",
     auth: tuple[str, str] | None = None,

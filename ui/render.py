@@ -13,18 +13,21 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from rag.citations import ITEM, MARKER, LiveMarkerFilter, marker_numbers, split_sentences
-from rag.conversation import ChatTurn, chat_stream
+from rag.chat.conversation import ChatTurn, chat_stream
 from rag.errors import RagError, describe
 from rag.events import Condensed, Final, Queued, Sources, Token
 from rag.export import EXTENSIONS
 from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits
 from rag.permalink import Permalink
+from rag.text.citations import ITEM, MARKER, LiveMarkerFilter, marker_numbers, split_sentences
 from rag.types import Answer, Citation, Source
+
+if TYPE_CHECKING:
+    from rag.pipeline import RAG
 
 logger = logging.getLogger(__name__)
 
@@ -275,7 +278,7 @@ def earlier_answers(turns: Sequence[dict[str, Any]]) -> list[tuple[int, str, Ans
     ]
 
 
-def export_file(rag: Any, turns: Sequence[dict[str, Any]], fmt: str, which: str = "cited") -> Path | None:
+def export_file(rag: RAG, turns: Sequence[dict[str, Any]], fmt: str, which: str = "cited") -> Path | None:
     """A file of the latest answer's papers in `fmt` (rag.export), for a download button: `which` is
     "cited" (the papers the answer cites), "listed" (every paper it counts as meeting a list
     question) or "sources" (every paper of the sources panel). None when the latest turn has no
@@ -302,7 +305,7 @@ _DECISION_ORDER = {"Oral": 0, "Spotlight": 1, "Poster": 2}
 
 
 def listed_table(
-    rag: Any, turns: Sequence[dict[str, Any]], sort: str = "relevance", decisions: Sequence[str] = ()
+    rag: RAG, turns: Sequence[dict[str, Any]], sort: str = "relevance", decisions: Sequence[str] = ()
 ) -> list[list[Any]]:
     """Every paper the latest answer counts as meeting the question (`Answer.matching_ids`; else the
     cited ones), one row each: rank by relevance, title, decision, authors. Only the `decisions`
@@ -354,7 +357,7 @@ SESSION_TURNS = 50
 
 
 def chat_turn(
-    rag: Any,
+    rag: RAG,
     question: str,
     turns: Sequence[dict[str, Any]],
     top_k: int | None = None,

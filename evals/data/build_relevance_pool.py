@@ -79,9 +79,9 @@ def main() -> None:
         merge(args.pool, args.merge, Path(args.questions), Path(args.out))
         return
 
-    from rag.citations import split_sentences
     from rag.pipeline import RAG
     from rag.settings import Settings
+    from rag.text.citations import split_sentences
 
     on = RAG()
     off = RAG(Settings(answer={"admission": False, "cache_size": 0}))

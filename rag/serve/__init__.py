@@ -14,7 +14,7 @@ for _dependency in ("fastapi", "uvicorn", "gradio"):
     if importlib.util.find_spec(_dependency) is None:
         raise ModuleNotFoundError(f"No module named {_dependency!r}", name=_dependency)
 
-from .run import BackgroundServer, add_serve_command, running, serve  # noqa: E402
+from rag.serve.run import BackgroundServer, add_serve_command, running, serve  # noqa: E402
 
 __all__ = ["BackgroundServer", "ServerSettings", "add_serve_command", "create_app", "running", "serve"]
 
@@ -23,7 +23,7 @@ def __getattr__(name: str) -> object:
     """`create_app` on first use: the app's modules import llama-index, FastAPI and Gradio, which
     `rag --help` and the CLI's other commands do not need."""
     if name == "create_app":
-        from .app import create_app
+        from rag.serve.app import create_app
 
         return create_app
     raise AttributeError(f"module 'rag.serve' has no attribute {name!r}")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rag.conversation import ChatTurn, chat_stream
+from rag.chat.conversation import ChatTurn, chat_stream
 from rag.errors import InvalidRequestError
 from rag.events import Event, Final, Queued, Sources, final_answer
 from rag.export import ExportFormat
@@ -17,6 +17,9 @@ from rag.gate import GenerationGate
 from rag.limits import check_request
 from rag.settings import Decision, RetrieverMode, ServerSettings
 from rag.types import Answer, Citation
+
+if TYPE_CHECKING:
+    from rag.pipeline import RAG
 
 # Request models are strict: a JSON value of another type than the schema's is a 400, never
 # coerced ("3" is no top_k, 1 is no `stream`), so the OpenAPI schema says exactly what is accepted.
@@ -137,7 +140,7 @@ class ExportRequest(BaseModel):
 class Api:
     """Request checks and answering shared by the native and the OpenAI-compatible endpoints."""
 
-    def __init__(self, rag: Any, cfg: ServerSettings, gate: GenerationGate):
+    def __init__(self, rag: RAG, cfg: ServerSettings, gate: GenerationGate):
         self.rag = rag
         self.cfg = cfg
         self.gate = gate

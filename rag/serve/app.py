@@ -4,22 +4,24 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from rag import __version__
 from rag.errors import RagError, StoreError
 from rag.gate import GenerationGate
+from rag.serve.api import Api
+from rag.serve.contract import install_openapi
+from rag.serve.errors import add_error_handlers, error_responses
+from rag.serve.memory import HeapTrimmer
+from rag.serve.middleware import BodyLimit, MethodGuard, UiGuard, api_key_dependency
+from rag.serve.native import add_native_routes
+from rag.serve.openai_compat import add_openai_routes
 from rag.settings import ServerSettings
 
-from .api import Api
-from .contract import install_openapi
-from .errors import add_error_handlers, error_responses
-from .memory import HeapTrimmer
-from .middleware import BodyLimit, MethodGuard, UiGuard, api_key_dependency
-from .native import add_native_routes
-from .openai_compat import add_openai_routes
+if TYPE_CHECKING:
+    from rag.pipeline import RAG
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +44,7 @@ class Health(BaseModel):
     answer_cache: dict[str, int]
 
 
-def create_app(rag: Any, cfg: ServerSettings | None = None, gate: GenerationGate | None = None) -> Any:
+def create_app(rag: "RAG", cfg: ServerSettings | None = None, gate: GenerationGate | None = None) -> Any:
     """The FastAPI app for a `RAG`; `cfg` defaults to its settings' `server` group.
 
     Refuses (ConfigError) settings that would answer without a credential where one is expected

@@ -4,9 +4,8 @@ import hmac
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any
 
+from rag.serve.errors import error_json
 from rag.settings import ServerSettings
-
-from .errors import error_json
 
 
 class BodyLimit:

@@ -7,11 +7,10 @@ from typing import Any
 from rag.errors import GenerationCancelled, RagError
 from rag.events import Condensed, Event, Final, Queued, Sources, Token
 from rag.export import EXTENSIONS, FORMATS, MEDIA_TYPES
+from rag.serve.api import Api, AskRequest, ExportRequest, chain_events, close_events, sse, stream_headers
+from rag.serve.errors import error_event, error_responses
+from rag.serve.streaming import cancellable_stream, stream_failed
 from rag.types import Answer
-
-from .api import Api, AskRequest, ExportRequest, chain_events, close_events, sse, stream_headers
-from .errors import error_event, error_responses
-from .streaming import cancellable_stream, stream_failed
 
 
 def add_native_routes(app: Any, api: Api, dependencies: list[Any], responses: dict[int | str, Any]) -> None:

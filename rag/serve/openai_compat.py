@@ -18,15 +18,23 @@ from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
 from openai.types.chat.chat_completion_chunk import ChoiceDelta
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag.citations import LiveMarkerFilter
 from rag.errors import GenerationCancelled, InvalidRequestError, RagError
 from rag.events import Event, Final, Queued, Sources, Token
 from rag.limits import Limits
+from rag.serve.api import (
+    Api,
+    AskRequest,
+    HistoryTurn,
+    SearchOptions,
+    chain_events,
+    close_events,
+    sse,
+    stream_headers,
+)
+from rag.serve.errors import error_event, error_responses
+from rag.serve.streaming import cancellable_stream, stream_failed
+from rag.text.citations import LiveMarkerFilter
 from rag.types import Answer, Citation
-
-from .api import Api, AskRequest, HistoryTurn, SearchOptions, chain_events, close_events, sse, stream_headers
-from .errors import error_event, error_responses
-from .streaming import cancellable_stream, stream_failed
 
 logger = logging.getLogger(__name__)
 

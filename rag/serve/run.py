@@ -1,15 +1,20 @@
 """Running the app: `rag serve`, and a background server for tests and notebooks."""
 
+from __future__ import annotations
+
 import logging
 import os
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag.errors import RagError
 from rag.settings import ServerSettings, Settings
+
+if TYPE_CHECKING:
+    from rag.pipeline import RAG
 
 logger = logging.getLogger(__name__)
 
@@ -53,16 +58,16 @@ class BackgroundServer:
 
 
 @contextmanager
-def running(rag: Any, cfg: ServerSettings | None = None, **app_kwargs: Any) -> Iterator[BackgroundServer]:
+def running(rag: RAG, cfg: ServerSettings | None = None, **app_kwargs: Any) -> Iterator[BackgroundServer]:
     """A started server for `rag` on a free 127.0.0.1 port."""
-    from .app import create_app
+    from rag.serve.app import create_app
 
     cfg = cfg or ServerSettings(port=0)
     with BackgroundServer(create_app(rag, cfg, **app_kwargs), host=cfg.host, port=cfg.port) as srv:
         yield srv
 
 
-def warm_up(rag: Any) -> None:
+def warm_up(rag: RAG) -> None:
     """Open the store, load the embedder and (local only, when answers use it) the LLM, so the
     first question is fast. Evidence answers with rules condensing (the local model's defaults)
     never call the model: it is not loaded, which keeps ~0.2 GB out of the server's memory."""
@@ -74,7 +79,7 @@ def warm_up(rag: Any) -> None:
     logger.info("store: %d papers, %d chunks at %s", stats["papers"], stats["chunks"], stats["store"])
     if not rag.settings.llm.is_remote and _answers_use_llm(rag.settings):
         try:
-            from rag.engine import answer_messages
+            from rag.answer.engine import answer_messages
 
             # The answer prompt's fixed start, so the first question already reuses its KV cache.
             rag.llm.chat(answer_messages("warm-up", []), max_tokens=1)
@@ -117,8 +122,7 @@ def serve(settings: Settings, cfg: ServerSettings | None = None) -> None:
     import uvicorn
 
     from rag.pipeline import RAG
-
-    from .app import create_app
+    from rag.serve.app import create_app
 
     cfg = cfg or settings.server
     cfg.check_startup()

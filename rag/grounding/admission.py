@@ -1,0 +1,401 @@
+"""Which retrieved papers meet the question: topic and every constraint, stated in the paper's own sentences.
+
+A paper is *admitted* (listed as an answer) when
+- its title and abstract hold most of the topic (rarity-weighted share of the topic's units), and its
+  title or its own sentences (contribution, method, result: rag.roles) hold at least half of it, so a
+  topic named only in the background ("world models" as a metaphor) does not count;
+- its title or own sentences state every technique constraint, and its title or any sentence every
+  setting (a setting is often set up in the background): each unit of the constraint met by the
+  word, a member of its family ("training-free" for "without retraining") or an acronym the papers
+  define ("reinforcement learning (RL)");
+- a direction ("defend", "detect") is stated in its title or in a contribution or method sentence: a
+  paper that breaks defences mentions them in its results, a defence paper in what it proposes.
+A paper that meets the topic but misses a constraint is *related*, with the missing constraints named.
+Everything here is lexical: it runs on every retrieved candidate before any sentence is embedded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from rag.text.citations import abstract_sentences
+from rag.text.reading import NAME_SUFFIXES, Facet, Reading, Unit, family_alternatives
+from rag.text.roles import OWN, Role, sentence_roles
+from rag.text.terms import PROPOSING, TermStats, stem, words
+from rag.types import Source
+
+# Thresholds chosen on the relevance labels (evals/data/relevance_labels.jsonl, `rag eval --relevance`):
+# stricter ones lost more relevant papers than they kept out irrelevant ones.
+TOPIC_ALL = 0.5  # share of the topic the whole paper must hold
+TOPIC_OWN = 0.3  # ... and its title + own sentences
+CONSTRAINT_OWN = 0.5  # share of each constraint its title + own sentences must hold
+DIRECTION_ROLES = frozenset({"contribution", "method"})
+
+_ACRONYM = re.compile(r"\(\s*([A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9-]*?)s?\s*[),;]")
+
+
+class Region(NamedTuple):
+    """A title or a sentence as stems: the set (a word anywhere) and the sequence (a phrase in order)."""
+
+    stems: frozenset[str]
+    seq: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str) -> Region:
+        seq = tuple(stem(w) for w in words(text))
+        return cls(frozenset(seq), seq)
+
+
+@dataclass
+class PaperText:
+    """One paper's sentences, their roles and stems (rag.roles, rag.terms)."""
+
+    source: Source
+    sentences: list[str]
+    roles: list[Role]
+    sentence_regions: list[Region]
+    title: Region
+
+    @classmethod
+    def of(cls, source: Source) -> PaperText:
+        sents = abstract_sentences(source.text)
+        return cls(
+            source=source,
+            sentences=sents,
+            roles=sentence_roles(sents, source.title),
+            sentence_regions=[Region.of(s) for s in sents],
+            title=Region.of(source.title),
+        )
+
+    @property
+    def stems(self) -> list[frozenset[str]]:
+        return [r.stems for r in self.sentence_regions]
+
+    @property
+    def title_stems(self) -> frozenset[str]:
+        return self.title.stems
+
+    def regions(self, roles: frozenset[str] | None) -> list[Region]:
+        """The title and the sentences with one of `roles` (None: every sentence)."""
+        return [self.title] + [g for g, r in zip(self.sentence_regions, self.roles) if roles is None or r in roles]
+
+
+@dataclass
+class Judgement:
+    """How one paper meets a reading."""
+
+    number: int
+    topic_all: float
+    topic_own: float
+    constraints: list[float]
+    central: float = 0.0  # how much the paper is about the topic: in its title, in several sentences
+    missing: list[str] = field(default_factory=list)
+    admitted: bool = False
+    related: bool = False
+    on_topic: bool = False
+
+    @property
+    def fit(self) -> float:
+        """How fully the paper meets the question: its centrality and each constraint's share."""
+        values = [self.central] + self.constraints
+        return sum(values) / len(values)
+
+
+def acronyms(texts: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Acronyms the texts define, lower case → the stems of their long form ("rl" → (reinforc, learn))."""
+    out: dict[str, tuple[str, ...]] = {}
+    for text in texts:
+        for m in _ACRONYM.finditer(text):
+            acr = m.group(1)
+            letters = [c.lower() for c in acr if c.isupper() or c.isdigit()]
+            ws = [w for w in re.split(r"[\s-]+", text[max(0, m.start() - 120) : m.start()].strip()) if w][-8:]
+            ws = [re.sub(r"^\W+|\W+$", "", w) for w in ws]
+            # the shortest tail of the words whose initials spell the acronym's capitals
+            for n in range(1, len(ws) + 1):
+                tail = ws[-n:]
+                initials = [w[0].lower() for w in tail if w]
+                if initials == letters[: len(initials)] and len(initials) == len(letters):
+                    out.setdefault(acr.lower(), tuple(stem(w.lower()) for w in tail))
+                    break
+    return out
+
+
+def expand_units(units: Sequence[Unit], acr: dict[str, tuple[str, ...]]) -> list[Unit]:
+    """Units with acronyms and their long forms as alternatives of each other."""
+    out = [u.model_copy(deep=True) for u in units]
+    for u in out:
+        long = acr.get(u.text.lower())
+        if long and long not in u.alternatives:
+            u.alternatives.append(long)
+    # consecutive units that spell a defined long form: also met by its acronym
+    for short, long in acr.items():
+        n = len(long)
+        for i in range(len(out) - n + 1):
+            if tuple(out[i + k].alternatives[0][0] for k in range(n) if out[i + k].alternatives[0]) == long:
+                merged = Unit(
+                    text=" ".join(out[i + k].text for k in range(n)),
+                    alternatives=[long, (short,)],
+                    weight=sum(out[i + k].weight for k in range(n)),
+                )
+                out[i : i + n] = [merged]
+                break
+    return out
+
+
+def join_adjacent(units: Sequence[Unit], text: str, joins: Callable[[Unit, Unit], bool],
+                  together: bool = False) -> list[Unit]:
+    """Units with each pair that `joins` accepts and the text writes side by side ("prompt
+    injection", "dynamic scenes") made one unit: its words as a phrase (together: in one sentence)."""
+    said = f" {' '.join(words(text))} "
+    out: list[Unit] = []
+    for u in units:
+        prev = out[-1] if out else None
+        if (prev is not None and " " not in prev.text and " " not in u.text
+                and f" {' '.join(words(prev.text))} {' '.join(words(u.text))} " in said and joins(prev, u)):
+            out[-1] = Unit(text=f"{prev.text} {u.text}", weight=prev.weight + u.weight, together=together,
+                           alternatives=[a + b for a in prev.alternatives for b in u.alternatives])
+            continue
+        out.append(u)
+    return out
+
+
+def join_terms(units: Sequence[Unit], text: str, stats: TermStats) -> list[Unit]:
+    """Two plain words the question puts side by side, read as one term when the papers write them
+    so ("prompt injection": a paper that "injects" knowledge and "prompts" a model is not about it)."""
+    phrases = stats.phrases
+    if phrases is None:
+        return list(units)
+
+    def plain_term(a: Unit, b: Unit) -> bool:
+        return (len(a.alternatives) == 1 == len(b.alternatives) and len(a.alternatives[0]) == 1 == len(b.alternatives[0])
+                and phrases.is_term(a.alternatives[0][0], b.alternatives[0][0]))
+
+    return join_adjacent(units, text, plain_term)
+
+
+def weigh(units: Sequence[Unit], stats: TermStats) -> list[Unit]:
+    """Units weighted by the rarity of the question's own word (common words count less), times
+    the unit's own factor (a general verb such as "reduce" counts a third)."""
+    out = []
+    for u in units:
+        first = u.alternatives[0] if u.alternatives else ()
+        w = max((stats.idf(s) for s in first), default=1.0)
+        out.append(u.model_copy(update={"weight": max(w, 0.1) * u.weight}))
+    return out
+
+
+def _is(tok: str, want: str) -> bool:
+    """A stem is the wanted one, or ends as a wanted "*suffix" says ("livecodebench" for "*bench")."""
+    return tok == want or (want[:1] == "*" and tok.endswith(want[1:]))
+
+
+def _has(region: Region, alt: tuple[str, ...], together: bool = False) -> bool:
+    """A word anywhere in the region; a phrase as consecutive words (together: anywhere in it)."""
+    if len(alt) == 1:
+        return alt[0] in region.stems or (alt[0][:1] == "*" and any(_is(s, alt[0]) for s in region.stems))
+    if not set(alt) <= region.stems:
+        return False
+    if together:
+        return True
+    n = len(alt)
+    return any(region.seq[i : i + n] == alt for i in range(len(region.seq) - n + 1))
+
+
+def met(unit: Unit, regions: Sequence[Region]) -> bool:
+    return any(_has(region, alt, unit.together) for alt in unit.alternatives for region in regions)
+
+
+def share(units: Sequence[Unit], regions: Sequence[Region]) -> float:
+    """Weighted share of the units met somewhere in the regions (1.0 without units)."""
+    total = sum(u.weight for u in units)
+    if total <= 0:
+        return 1.0
+    return sum(u.weight for u in units if met(u, regions)) / total
+
+
+def centrality(paper: PaperText, topic: Sequence[Unit]) -> float:
+    """0-1: half for a title that holds the topic, half for the number of sentences that hold most of
+    it (3 or more: all). A topic mentioned once in passing scores 1/6."""
+    if not topic:
+        return 1.0
+    title = share(topic, [paper.title]) >= TOPIC_ALL
+    mentions = sum(1 for g in paper.sentence_regions if share(topic, [g]) >= TOPIC_OWN)
+    return 0.5 * title + 0.5 * min(1.0, mentions / 3)
+
+
+CENTRAL = 0.17  # a title that holds the topic, or a sentence that does
+
+
+# Words that, just before a direction word, make it someone else's: "bypassing defenses", "existing
+# detectors", "evades detection". The paper then states the direction without doing it.
+_NOT_OWN = frozenset(
+    stem(w) for w in """bypass bypasses bypassing evade evades evading circumvent circumvents break breaks
+    breaking existing current prior previous standard common popular typical conventional despite against
+    undermine undermines fool fools fooling defeat defeats defeating attack attacks even target targets
+    targeting need needs call calls require requires lack lacks without across diverse various several
+    multiple many public widely established downstream set sets setting""".split()
+)
+# The opposite of a direction: a paper whose title or contribution does the opposite ("we introduce a
+# novel attack") does not take the direction, whatever else it mentions.
+OPPOSITE = {
+    "defend": ("attack", "attacks", "attacking", "attacker"),
+    "attack": ("defense", "defence", "defend", "defending", "guardrail"),
+    "detect": ("attack", "attacks", "evasion", "evade", "evading", "removal", "remove", "forge", "forgery"),
+}
+
+
+def _theirs(toks: Sequence[str], i: int) -> bool:
+    """Whether the word at i is someone else's: after "bypassing", "against", "existing", "across" …
+    (four words before it), or a name such as "LiveCodeBench" that is not proposed right there ("we
+    propose LiveCodeBench" is the paper's own; "results on LiveCodeBench" is not)."""
+    if _NOT_OWN.intersection(toks[max(0, i - 4) : i]):
+        return True
+    return toks[i].endswith(NAME_SUFFIXES) and not PROPOSING.intersection(toks[max(0, i - 3) : i])
+
+
+def own_mentions(text: str, alts: Sequence[tuple[str, ...]]) -> bool:
+    """Whether the text states one of the phrasings as its own action (`_theirs` says when not)."""
+    toks = [stem(w) for w in words(text)]
+    for alt in alts:
+        n = len(alt)
+        for i in range(len(toks) - n + 1):
+            if all(_is(t, w) for t, w in zip(toks[i : i + n], alt)) and not _theirs(toks, i):
+                return True
+    return False
+
+
+def own_region(text: str) -> Region:
+    """A sentence as stems without the words someone else owns ("… results across HumanEval+ and
+    LiveCodeBench": the benchmarks are the ones the paper runs, not the one it introduces)."""
+    toks = [stem(w) for w in words(text)]
+    seq = tuple(t for i, t in enumerate(toks) if not _theirs(toks, i))
+    return Region(frozenset(seq), seq)
+
+
+def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:
+    """1.0 when the title or a contribution/method sentence states the direction as the paper's own
+    action, and the title and first contribution do not state the opposite one instead; else 0.0."""
+    alts = [a for u in units for a in u.alternatives]
+    family = units[0].text if units else ""
+    opposite = [(stem(w),) for w in OPPOSITE.get(family, ())]
+    first = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r == "contribution"][:1]
+    if opposite and any(own_mentions(t, opposite) for t in first) and not any(own_mentions(t, alts) for t in first):
+        return 0.0  # "RobustKV: Defending ... against Jailbreak Attacks" is no attack paper
+    texts = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r in DIRECTION_ROLES]
+    return 1.0 if any(own_mentions(t, alts) for t in texts) else 0.0
+
+
+def contribution_kind(paper: PaperText) -> str:
+    """What the paper mainly contributes, read from its title and first contribution sentence:
+    "benchmark" (a benchmark or dataset of its own: "RM-Bench", "we introduce X, a benchmark"),
+    "evaluation" (an evaluation or benchmarking study: "How to Evaluate Reward Models"), else
+    "method". Only the main contribution counts: a model paper that also releases its training
+    corpus is a model paper."""
+    if _named_benchmark(paper.source.title):
+        return "benchmark"
+    first = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r == "contribution"][:1]
+    for kind, alts in (("benchmark", family_alternatives("benchmark")), ("evaluation", _EVALUATION)):
+        if any(own_mentions(t, alts) for t in first):
+            return kind
+    return "method"
+
+
+# An evaluation study's own words ("test", "measure" name methods too: "test-time adaptation")
+_EVALUATION: list[tuple[str, ...]] = [
+    (stem(w),) for w in ("evaluate", "evaluates", "evaluating", "evaluation", "evaluations", "benchmarking",
+                         "assess", "assessing", "assessment", "audit", "auditing")
+]
+
+
+KIND_GROUP = {"benchmark": "a benchmark or evaluation", "evaluation": "a benchmark or evaluation", "method": "a method or model"}
+
+
+def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, list[Unit]]]) -> Judgement:
+    every = paper.regions(None)
+    own = paper.regions(OWN)
+    j = Judgement(paper.source.number, share(topic, every), share(topic, own), [], centrality(paper, topic))
+    for facet, units in constraints:
+        if facet.kind == "direction":
+            value = states_direction(paper, units)
+        else:  # a setting is often set up in the background; a technique is what the paper does
+            value = share(units, every if facet.kind == "setting" else own)
+        j.constraints.append(value)
+        if value < CONSTRAINT_OWN and facet.required:
+            j.missing.append(facet.label)
+    topic_ok = not topic or (j.topic_all >= TOPIC_ALL and j.topic_own >= TOPIC_OWN and j.central >= CENTRAL)
+    j.on_topic = topic_ok
+    j.admitted = topic_ok and not j.missing
+    j.related = topic_ok and bool(j.missing)
+    return j
+
+
+@dataclass
+class Admission:
+    """Every candidate's judgement, and the facets as weighted for this store."""
+
+    judgements: dict[int, Judgement]
+    papers: dict[int, PaperText]
+    topic: list[Unit]
+    constraints: list[tuple[Facet, list[Unit]]]
+
+    def admitted(self) -> list[int]:
+        return [n for n, j in self.judgements.items() if j.admitted]
+
+    def units(self) -> list[Unit]:
+        return self.topic + [u for _, us in self.constraints for u in us]
+
+
+def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admission:
+    """Judge every source against the reading (lexical, no embeddings)."""
+    papers = {s.number: PaperText.of(s) for s in sources}
+    defined = {n: acronyms([f"{s.title}. {s.text}"]) for n, s in zip(papers, sources)}
+    acr: dict[str, tuple[str, ...]] = {}
+    for own in defined.values():  # the first paper to define an acronym gives its long form
+        for short, long in own.items():
+            acr.setdefault(short, long)
+    topic = weigh(join_terms(expand_units(reading.topic.units, acr), reading.topic.text, stats), stats) \
+        if reading.topic else []
+    constraints = [(f, weigh(expand_units(f.units, acr), stats)) for f in reading.constraints]
+    # a how/why question that is not itself about benchmarks or evaluation ("how do benchmarks …")
+    measures_methods = reading.asks in ("method", "reason") and not any(
+        own_mentions(f.label, family_alternatives("benchmark") + _EVALUATION) for f in reading.facets)
+    judgements = {}
+    for n, p in papers.items():
+        own = defined[n]
+        j = judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints])
+        if measures_methods and titled_benchmark(p):  # "How do papers compress …?"
+            j.missing.append(NOT_A_BENCHMARK[reading.asks])
+            j.admitted, j.related = False, j.on_topic
+    return Admission(judgements, papers, topic, constraints)
+
+
+NOT_A_BENCHMARK = {"method": "a method (this paper is a benchmark)", "reason": "an explanation (this paper is a benchmark)"}
+
+
+def titled_benchmark(paper: PaperText) -> bool:
+    """Whether the title itself names the paper a benchmark or dataset ("AVHBench: A Cross-Modal
+    Hallucination Benchmark …", "SCBench: …"): such a paper measures the methods a how/why question
+    asks about."""
+    return _named_benchmark(paper.source.title) or own_mentions(paper.source.title, family_alternatives("benchmark"))
+
+
+def _named_benchmark(title: str) -> bool:
+    """The title's own name (before its colon) is a benchmark's: "SCBench", "RM-Bench", "SWE-bench
+    Multimodal" (a short name, one of whose words ends as a benchmark's name does)."""
+    name = title.split(":", 1)[0].split() if ":" in title else []
+    return 0 < len(name) <= 3 and any(w.lower().endswith(NAME_SUFFIXES) for w in name)
+
+
+def _own_sense(units: list[Unit], own: dict[str, tuple[str, ...]]) -> list[Unit]:
+    """Units without the acronyms a paper defines as something else: "MIAs" in a paper on "model
+    inversion attacks (MIAs)" is no membership inference attack."""
+    out = []
+    for u in units:
+        spelled = {"".join(w[0] for w in a) for a in u.alternatives if len(a) > 1}  # long forms the unit means
+        other = [a for a in u.alternatives
+                 if len(a) == 1 and a[0] in own and a[0] in spelled and own[a[0]] not in u.alternatives]
+        out.append(u.model_copy(update={"alternatives": [a for a in u.alternatives if a not in other]}) if other else u)
+    return out

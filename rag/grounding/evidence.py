@@ -1,0 +1,721 @@
+"""Evidence-first answers: which abstract sentences answer the question, and whether any does.
+
+For every retrieved paper the abstract sentences are scored against the question (cosine of the
+bundled embeddings plus the share of the question's words, weighted by rarity, that the sentence and
+the title contain). A paper whose best sentence scores too low is left out of the answer. The answer
+is then a list, one item per paper: its title, [n], and its one or two best sentences, verbatim.
+
+Answerability uses every signal there is, before any LLM call (`assess`):
+- the question names another venue or another ICLR year than the corpus holds;
+- it asks for a kind of detail that abstracts do not give (hardware, hyper-parameters, affiliations,
+  review scores, tables, venue logistics...) and no retrieved abstract mentions it;
+- no retrieved paper contains enough of what it asks (rarity-weighted word coverage, where the words
+  that only name a paper, e.g. "LeanAgent", do not count as the ask);
+- the best dense similarity is very low and no paper matches its words.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rag.grounding.admission import (
+    KIND_GROUP,
+    Admission,
+    PaperText,
+    admit,
+    contribution_kind,
+    met,
+    own_mentions,
+    share,
+)
+from rag.store.vectors import unit_rows
+from rag.text.citations import split_sentences
+from rag.text.query import QueryIntent, strip_frame
+from rag.text.reading import Reading, Unit, read
+from rag.text.roles import OWN
+from rag.text.terms import NEGATIONS, TermStats, content_stems, entities, stem, words
+from rag.types import Source
+
+logger = logging.getLogger(__name__)
+
+EmbedFn = Callable[[list[str]], list[list[float]]]
+
+# Words of a question that ask *how* it is asked rather than what about.
+_QUESTION_WORDS = frozenset(
+    stem(w)
+    for w in """which what how why who whom whose when where does do did is are was were can could
+    should would will paper papers any some there about regarding on in tell me give list find show
+    papers idea ideas kind kinds type types main key current recent latest state art""".split()
+)
+
+# Corpus scope: another venue, or ICLR of another year.
+_OTHER_VENUE = re.compile(
+    r"\b(NeurIPS|NIPS|ICML|CVPR|ICCV|ECCV|ACL|EMNLP|NAACL|EACL|COLING|AAAI|IJCAI|KDD|COLT|AISTATS|UAI|"
+    r"CoRL|SIGGRAPH|SIGIR|WWW|ICRA|IROS|TMLR|JMLR|TACL|Interspeech|ICASSP|MICCAI|WACV|BMVC)\b"
+)
+_ICLR_YEAR = re.compile(r"\bICLR\s*'?(\d{2,4})\b", re.I)
+_ICLR_2025 = re.compile(r"\bICLR\s*'?(2025|25)\b", re.I)
+
+# Kinds of detail an abstract does not give. A question asking for one is answerable only when a
+# retrieved abstract actually mentions it (then the evidence shows it).
+DETAIL_KINDS: dict[str, tuple[str, ...]] = {
+    "hardware or compute": ("gpu", "gpus", "tpu", "tpus", "a100", "h100", "v100", "hardware", "hours", "compute budget"),
+    "hyper-parameters": ("learning rate", "batch size", "random seed", "seeds", "epochs", "hyperparameter", "hyper-parameter", "optimizer settings", "weight decay"),
+    "affiliations or contacts": ("university", "universities", "affiliated", "affiliation", "affiliations", "institution", "email", "e-mail", "lab", "company"),
+    "reviews": ("review score", "review scores", "reviewer", "reviewers", "rating", "ratings", "rebuttal", "meta-review"),
+    "tables and figures": ("appendix",),  # and "Table 3", "Figure 2" ... (_NUMBERED below)
+    "code size": ("lines of code", "loc", "repository size", "license"),
+    "funding": ("funding", "funded", "grant", "grants", "sponsor"),
+    "venue logistics": ("acceptance rate", "held", "city", "venue", "dates", "deadline", "registration", "keynote", "workshop", "location", "fee", "cost", "attendees", "sponsors", "accepted papers", "submissions"),
+    "citation counts": ("citations", "cited by", "h-index", "citation count"),
+}
+
+
+@dataclass
+class Intent:
+    """What the question wants: one paper or a list; which retrieved papers it names."""
+
+    kind: Literal["list", "single"]
+    named: list[int] = field(default_factory=list)  # source numbers whose name the question uses
+    names: list[str] = field(default_factory=list)  # distinctive names in the question (BOFormer, H100)
+
+
+@dataclass
+class Item:
+    """One paper's contribution to an evidence answer."""
+
+    number: int
+    sentences: list[str]
+    score: float
+    coverage: float
+    missing: list[str] = field(default_factory=list)  # constraints a related paper does not state
+
+
+_LIST = re.compile(
+    r"\b(papers|works|studies|approaches|methods|techniques|models|benchmarks|datasets|list|overview|"
+    r"survey|what are|are there|any (?:paper|work)s?|trends?|directions?)\b",
+    re.I,
+)
+_SINGLE = re.compile(
+    r"\b(?:which|what)\s+(?:iclr\s*2025\s+)?(?:paper|work|study|article|method|model|benchmark|dataset|"
+    r"framework|approach|system)\b|\bthe\s+(?:paper|work|study)\b|^\s*(?:what|who)\s+(?:is|was|does|did)\b|"
+    r"^\s*how\s+(?:does|did|is)\b",
+    re.I,
+)
+
+
+def question_intent(question: str, sources: Sequence[Source], stats: TermStats | None = None) -> Intent:
+    """List or single paper, and the retrieved papers the question names (title words or acronym)."""
+    kind: Literal["list", "single"] = "single" if _SINGLE.search(question) else "list"
+    if kind == "single" and re.search(r"\b(?:papers|works|studies)\b", question, re.I):
+        kind = "list"
+    qnames = names(question, stats)
+    named = [s.number for s in sources if names_paper(question, s.title, qnames)]
+    if not named:  # a rare name the abstract uses ("GGMI", "mCoder") names the paper too
+        named = [
+            s.number for s in sources if any(set(words(n)) <= set(words(s.text)) for n in qnames)
+        ]
+    return Intent(kind=kind, named=named, names=qnames)
+
+
+RARE_NAME_DF = 5  # a name used by more papers than this is a common term (GPUs, LLMs, CLIP)
+
+
+def names(question: str, stats: TermStats | None) -> list[str]:
+    """Distinctive names in a question: mixed-case, acronym or alphanumeric tokens (LeanAgent, BOFormer,
+    H100, 175B) that few papers use."""
+    out = []
+    for whole in entities(question, skip_first=False):
+        # The distinctive part of a compound: "ARC" of "ARC-style", "175B" of "175B-parameter".
+        e = "-".join(p for p in re.split(r"[-/]", whole) if re.search(r"[A-Z]|\d", p) and not p.isdigit())
+        if not (re.search(r"[A-Z].*[A-Z]|\d", e) and len(e) >= 3):
+            continue
+        if re.fullmatch(r"\d+(?:\.\d+)?%?", e) or e.upper() in ("ICLR",) or re.fullmatch(r"(?:19|20)\d\d", e):
+            continue
+        ws = words(e)
+        if stats is not None and ws and all(stats.df.get(stem(w), 0) > RARE_NAME_DF for w in ws):
+            continue
+        out.append(e)
+    return out
+
+
+def _name_part(title: str) -> str:
+    """The short name a title gives its system ("LeanAgent" in "LeanAgent: Lifelong ..."), if any."""
+    head = title.split(":", 1)[0].strip() if ":" in title else ""
+    return head if head and len(head.split()) <= 3 else ""
+
+
+def names_paper(question: str, title: str, qnames: Sequence[str] = ()) -> bool:
+    """Whether the question names the paper: its short name, a distinctive name in its title, or most
+    of the title's content words."""
+    qwords = set(words(question))
+    name = _name_part(title)
+    if name and set(words(name)) <= qwords and any(len(w) >= 3 for w in words(name)):
+        return True
+    title_words = set(words(title))
+    if any(set(words(n)) <= title_words for n in qnames):
+        return True
+    tstems = set(content_stems(title))
+    return len(tstems) >= 3 and len(tstems & set(content_stems(question))) >= 0.8 * len(tstems)
+
+
+def ask_terms(question: str, named_titles: Sequence[str] = ()) -> list[str]:
+    """Stems of what the question asks: its content words minus question words and the words that
+    only name a paper it mentions."""
+    naming = {s for t in named_titles for s in content_stems(t)}
+    out = []
+    for s in content_stems(question):
+        if s in _QUESTION_WORDS or s in naming or s in out:
+            continue
+        out.append(s)
+    return out
+
+
+def weighted_coverage(terms: Sequence[str], have: set[str], stats: TermStats) -> float:
+    if not terms:
+        return 1.0
+    total = sum(stats.idf(t) for t in terms)
+    return sum(stats.idf(t) for t in terms if t in have) / total if total > 0 else 1.0
+
+
+def out_of_scope(question: str) -> str | None:
+    """A reason when the question is about another venue or year than ICLR 2025."""
+    if _ICLR_2025.search(question):
+        return None
+    m = _OTHER_VENUE.search(question)
+    if m:
+        return f"the question is about {m.group(1)}, and the corpus holds ICLR 2025 papers only"
+    for m in _ICLR_YEAR.finditer(question):
+        year = m.group(1)
+        if year not in ("2025", "25"):
+            return f"the question is about ICLR {year}, and the corpus holds ICLR 2025 papers only"
+    return None
+
+
+_QUESTION_START = re.compile(
+    r"^\W*(?:which|what|how|why|who|whom|whose|when|where|is|are|was|were|does|do|did|has|have|can|could|"
+    r"name|list|in\s+which|on\s+which|exactly)\b",
+    re.I,
+)
+ASK_WORDS = 8  # a question asks for what its first words name ("Which GPU ...", "What learning rate ...")
+
+
+def is_question(text: str) -> bool:
+    """A question (wh-word, auxiliary verb or question mark), not a description of a paper."""
+    return bool(_QUESTION_START.search(text)) or text.rstrip().endswith("?")
+
+
+def asked_details(question: str) -> list[str]:
+    """Detail kinds that abstracts do not usually give, when the question's first words ask for one."""
+    if not is_question(question):
+        return []
+    head = [stem(w) for w in words(question)[:ASK_WORDS]]
+    joined = " " + " ".join(head) + " "
+    out = []
+    for kind, phrases in DETAIL_KINDS.items():
+        hits = [p for p in phrases if f" {' '.join(stem(w) for w in words(p))} " in joined]
+        if hits:
+            out.append(f"{kind}: {hits[0]}")
+    m = _NUMBERED.search(question)
+    if m:
+        out.append(f"tables and figures: {m.group(1)} {m.group(2)}")
+    return out
+
+
+_NUMBERED = re.compile(r"\b(table|figure|fig\.|section|equation|eq\.|theorem|lemma|algorithm)\s*(\d+)", re.I)
+
+
+def about_the_venue(question: str) -> bool:
+    """A question about the conference itself (dates, city, fees, acceptance rate), not its papers."""
+    if not re.search(r"\bICLR\b", question, re.I):
+        return False
+    qstems = {stem(w) for w in words(question)}
+    return any(
+        {stem(w) for w in words(p)} <= qstems for p in DETAIL_KINDS["venue logistics"]
+    )
+
+
+_QUANTITY = re.compile(
+    r"^\W*(?:exactly\s+)?(?:how\s+(?:many|much)|what\s+(?:percentage|fraction|number|amount))\b", re.I
+)
+_CLAIM = re.compile(
+    r"\b(?:(?:shows?|showed|demonstrates?|demonstrated|finds?|found|claims?|establishes?|argues?|"
+    r"confirms?|reports?)\s+that|(?:proves?|proved|disproves?|solves?|solved)(?:\s+that)?|"
+    # "shows a quantum network training exponentially faster than GPUs": a comparison or an absolute
+    # stated of what is shown is a claim too, with or without "that"
+    r"(?:shows?|showed|demonstrates?|demonstrated|reports?|reported)(?=\s+(?:a|an|the)\s[^?]*\b(?:than|always|never)\b))\s+"
+    r"(?P<claim>.+?)\s*[?.!]*$",
+    re.I,
+)
+# Words that make a claim absolute or negative: a paper must say them for the claim to be its.
+_STRONG = frozenset(
+    "always never perfectly perfect all none every no not cannot impossible guarantee guarantees "
+    "guaranteed proves proof solves solved equals".split()
+)
+
+
+def asserted_claim(question: str) -> str | None:
+    """The claim of a "which paper shows that <claim>?" question, if it has one."""
+    if not is_question(question):
+        return None
+    m = _CLAIM.search(question)
+    return m.group("claim") if m else None
+
+
+def claim_coverage(claim: str, source: Source, stats: TermStats) -> float:
+    """Best rarity-weighted share of a claim's content words that one abstract sentence (with the
+    title) contains; a sentence lacking a name, number or absolute/negative word of the claim counts 0."""
+    terms = list(dict.fromkeys(content_stems(claim)))
+    claim_negated = bool(NEGATIONS.intersection(words(claim)))
+    best = 0.0
+    for sentence in split_sentences(source.text) or [source.text]:
+        have_words = set(words(f"{source.title} {sentence}"))
+        if bool(NEGATIONS.intersection(have_words)) != claim_negated:
+            continue  # "fails to remove" does not state "reliably removes"
+        if any(w in _STRONG and w not in have_words for w in words(claim)):
+            continue
+        if any(not set(words(e)) <= have_words for e in entities(claim)):
+            continue
+        have = {stem(w) for w in have_words}
+        best = max(best, weighted_coverage(terms, have, stats))
+    return best
+
+
+@dataclass
+class EvidenceConfig:
+    """Weights and thresholds of evidence selection (tuned on the dev sets, see docs/grounding.md)."""
+
+    lexical_weight: float = 0.6
+    min_item_score: float = 0.45  # a paper's best sentence must score this to be listed
+    relative_item_score: float = 0.7  # ... and at least this share of the best paper's score
+    second_sentence_share: float = 0.92  # a second sentence is shown when it scores this share
+    max_sentence_words: int = 70
+    min_item_coverage: float = 0.2  # a listed paper's sentence holds this share of the question's words
+    min_coverage: float = 0.5  # least rarity-weighted share of the ask one paper must contain ...
+    coverage_dense: float = 0.35  # ... unless the best dense similarity reaches this
+    dense_floor: float = 0.15  # below this best cosine, only a near-complete word match answers
+    named_missing: float = 8.0  # refuse when the named paper lacks this much (idf-weighted) of the ask
+    named_missing_share: float = 0.5  # ... and at least this share of it (a long "how" question keeps its answer)
+    claim_coverage: float = 0.8  # "which paper shows that <claim>": share of the claim one paper has
+    fit_weight: float = 0.3  # how fully a paper meets every facet, in its order
+    single_share: float = 0.4  # "which paper ...?": least share of its words one shown paper holds
+    embed_per_paper: int = 3  # sentences of a paper embedded to choose its quote (the best by words and role)
+    similar_margin: float = 0.1  # "similar to X": neighbours within this cosine of the closest one
+    admission: bool = True  # list only papers that state the topic and every constraint (rag.admission)
+
+
+# What each role of a sentence adds to its score, and what a kind of question adds on top: a "how"
+# question quotes the method, a "what do they find" question the result.
+ROLE_BONUS: dict[str, float] = {
+    "background": -0.6, "gap": -0.4, "outlook": -0.7, "contribution": 0.3, "method": 0.12, "result": -0.08,
+}
+# Measured on the relevance labels (evals/data/relevance_labels.jsonl): a contribution sentence answers
+# a "which papers" question most often (39 %, a result 16 %); a "how" question its method (52 %) or
+# contribution (46 %); a "what do they find" question its result.
+ASKS_BONUS: dict[str, dict[str, float]] = {
+    "method": {"method": 0.2, "contribution": 0.02, "result": 0.0},
+    "reason": {"result": 0.2, "contribution": 0.02},
+    "finding": {"result": 0.2},
+    "theory": {"result": 0.16},
+    "benchmark": {"contribution": 0.04},
+    "comparison": {"result": 0.12},
+    "papers": {},
+}
+
+
+@dataclass
+class Assessment:
+    """Whether the sources answer the question, the evidence found, and why."""
+
+    answerable: bool
+    reason: str  # in plain words: shown to people
+    intent: Intent
+    items: list[Item] = field(default_factory=list)
+    coverage: float = 0.0  # best rarity-weighted share of the ask that one paper contains
+    reading: Reading | None = None
+    matching: list[int] = field(default_factory=list)  # every source that meets the question, best first
+    matching_ids: list[str] = field(default_factory=list)  # the same as paper ids (set by the engine)
+    related: list[Item] = field(default_factory=list)  # on topic, missing a constraint (Item.missing)
+    premise: str = ""  # what no abstract states, when that is why nothing is listed
+    explain: str = ""  # a sentence for people on why the question was refused (empty: the refusal says it)
+    scores: dict[str, float] = field(default_factory=dict)  # internal figures: logs and evals only
+
+
+_QUANTITY_WORD = re.compile(r"\d|\b(?:one|two|three|four|five|ten|hundred|thousand|million|billion|trillion)\b")
+
+
+def strict_reading(question: str, reading: Reading) -> bool:
+    """Whether the question's constraints are demands: a question or a short query. A long
+    description of one paper ("combines next-token prediction ... without quantizing images") is a
+    search: its phrases paraphrase the paper, and the best match answers it."""
+    if not reading.facets:
+        return False
+    n_words = sum(len(f.units) for f in reading.facets)
+    return is_question(question) or n_words <= 6
+
+
+def _refuse(reason: str, intent: Intent, coverage: float = 0.0, **scores: float) -> Assessment:
+    if scores:
+        logger.info("refusing (%s): %s", reason, ", ".join(f"{k} {v:.3g}" for k, v in scores.items()))
+    return Assessment(False, reason, intent, coverage=coverage, scores=dict(scores))
+
+
+def assess(
+    question: str,
+    sources: Sequence[Source],
+    embed: EmbedFn,
+    stats: TermStats,
+    best_dense: float | None,
+    cfg: EvidenceConfig | None = None,
+    max_items: int | None = None,
+    query: QueryIntent | None = None,
+    head: int | None = None,
+    anchor: Source | None = None,
+) -> Assessment:
+    """Evidence per paper and the answerability decision, without any LLM.
+
+    `max_items`: papers that get sentences chosen (and so can be shown); every source that meets the
+    question is counted in `matching` whatever the limit. `head`: how many of the sources an answer
+    would show (the rest are a deeper pool read for counting). `anchor`: the paper of a "similar to"
+    question."""
+    cfg = cfg or EvidenceConfig()
+    intent = question_intent(question, sources, stats)
+    if query is not None:
+        if query.named_ids:  # the catalog knows which papers the question names
+            ids = {s.paper_id: s.number for s in sources}
+            intent.named = list(dict.fromkeys([ids[p] for p in query.named_ids if p in ids] + intent.named))
+        if query.list_question:
+            intent.kind = "list"
+    if not sources:
+        return Assessment(False, "nothing was retrieved", intent)
+    if query is not None and query.kind in ("author", "similar"):
+        return _listing(question, query, sources, embed, intent, stats, cfg.similar_margin, anchor)
+    scope = out_of_scope(question)
+    if scope:
+        return Assessment(False, scope, intent)
+    if about_the_venue(question):
+        return Assessment(False, "the abstracts say nothing about the conference itself", intent)
+    # The answerability checks read the papers an answer would show (the first `head`), as they did
+    # before a deeper pool was read for counting: a word in the 30th candidate answers nothing.
+    top = list(sources[: head or len(sources)])
+    found = set(words(" ".join(f"{s.title} {s.text}" for s in top)))
+    unknown = [n for n in intent.names if not set(words(n)) <= found] if is_question(question) else []
+    if unknown:
+        return Assessment(False, f"no retrieved paper mentions {unknown[0]}", intent)
+    named_titles = [s.title for s in sources if s.number in intent.named]
+    terms = ask_terms(question, named_titles)
+    all_terms = ask_terms(question)
+    reading = read(question, query.search_text if query is not None and query.search_text else None)
+    adm = admit(reading, sources, stats)
+    strict = cfg.admission and strict_reading(question, reading)
+
+    coverage = 0.0
+    named_missing = float("inf")  # rarity-weighted words of the ask that the named paper lacks
+    named_share = 0.0  # ... and their share of the ask
+    for source in top:
+        paper_have = set(adm.papers[source.number].title_stems).union(*adm.papers[source.number].stems)
+        # A named paper answers with its own words; others must contain the whole ask.
+        paper_terms = terms if source.number in intent.named else all_terms
+        coverage = max(coverage, weighted_coverage(paper_terms, paper_have, stats))
+        if source.number in intent.named:
+            missing = sum(stats.idf(t) for t in paper_terms if t not in paper_have)
+            if missing < named_missing:
+                total = sum(stats.idf(t) for t in paper_terms) or 1.0
+                named_missing, named_share = missing, missing / total
+
+    by_number = {s.number: s for s in sources}
+    lexical_top = sorted(top, key=lambda s: -adm.judgements[s.number].fit)[:3]
+    shown = intent.named or [s.number for s in lexical_top]
+    evidence_text = " ".join(by_number[n].text + " " + by_number[n].title for n in shown)
+    evidence_stems = {stem(w) for w in words(evidence_text)}
+    units = adm.units()
+
+    def about_named(out: Assessment, what: str) -> Assessment:
+        """A refusal about a named paper also says what that paper is about (its own best sentence)."""
+        out.explain = what
+        if intent.named:
+            out.related = _items(question, intent.named[:1], adm, embed, stats, reading, units, all_terms, intent, cfg)
+        out.reading = reading
+        return out
+
+    for detail in asked_details(question):
+        kind, phrase = detail.split(": ", 1)
+        if not {stem(w) for w in words(phrase)} <= evidence_stems:
+            return about_named(
+                _refuse(f"abstracts do not give {kind} ({phrase})", intent, coverage),
+                f"Abstracts do not give {kind} ({phrase}).",
+            )
+    if _QUANTITY.search(question) and not re.search(r"\d", evidence_text):
+        return about_named(
+            _refuse("the question asks for a number the abstracts do not give", intent, coverage),
+            "The question asks for a number the abstracts do not give.",
+        )
+    claim = asserted_claim(question)
+    if claim:
+        best_claim = max(claim_coverage(claim, s, stats) for s in top)
+        if best_claim < cfg.claim_coverage:
+            out = _refuse(f"no abstract here states that {claim}", intent, coverage, claim_share=best_claim)
+            out.premise = f"that {claim}"
+            return out
+    # A "how"/"what do they find" question about a named paper is answered by its method or result
+    # sentences even when it words them differently; a question for a fact it lacks is refused.
+    asks_fact = reading.asks not in ("method", "finding", "reason")
+    if (
+        is_question(question) and intent.named and asks_fact
+        and named_missing >= cfg.named_missing and named_share >= cfg.named_missing_share
+    ):
+        return about_named(
+            _refuse("the abstract of the paper it names does not say what it asks", intent, coverage,
+                    missing_weight=named_missing),
+            "The abstract of the paper it names does not say this.",
+        )
+    if not intent.named and coverage < cfg.min_coverage and (best_dense or 0.0) < cfg.coverage_dense:
+        return _refuse("no retrieved abstract contains what the question asks", intent, coverage, ask_coverage=coverage)
+    if (best_dense is None or best_dense < cfg.dense_floor) and coverage < 0.9:
+        return _refuse("nothing retrieved is close to the question", intent, coverage, best_dense=best_dense or 0.0)
+
+    order = [s.number for s in sources]
+    if strict and not reading.constraints and not any(adm.judgements[n].admitted for n in order):
+        # A topic alone that no paper states as read ("Molecular ML: Generative Modeling"): the
+        # reading is likelier wrong than the topic absent (the refusal checks above passed), so the
+        # best-scoring papers answer, as for a description.
+        strict = False
+    list_question = query.list_question if query is not None else intent.kind == "list"
+    if strict and not list_question and not any(adm.judgements[n].admitted for n in order):
+        # "Which paper ...?" asks for one paper in its own words: its phrases paraphrase the paper,
+        # so they rank rather than exclude, unless no paper shown holds a good part of what it says,
+        # or the rarest thing of its topic (a one-trillion-parameter model): then that premise is
+        # what no abstract states.
+        best = max((share(adm.units(), adm.papers[s.number].regions(None)) for s in top), default=1.0)
+        rarest = max(adm.topic, key=lambda u: u.weight, default=None)
+        # A quantity is stated exactly or not at all ("one-trillion-parameter", "175B"); other words
+        # may be spelled or phrased otherwise ("Placket-Luce"), so only a quantity is looked up.
+        named_rarest = (
+            rarest is None
+            or not _QUANTITY_WORD.search(rarest.text.replace("-", " "))
+            or any(met(rarest, adm.papers[s.number].regions(None)) for s in top)
+        )
+        if best >= cfg.single_share and named_rarest:
+            strict = False
+    if strict:
+        matching = [n for n in order if n in intent.named or adm.judgements[n].admitted]
+        related = sorted(
+            (n for n in order if n not in matching and adm.judgements[n].related),
+            key=lambda n: (len(adm.judgements[n].missing), -adm.judgements[n].fit),
+        )
+    else:  # a description or an empty reading: the first candidates, as retrieved
+        matching, related = order[: max_items or len(order)], []
+    details = asked_details(question)
+    if details:  # a paper is listed for a detail it actually mentions, not for its topic
+        wanted = [{stem(w) for w in words(d.split(": ", 1)[1])} for d in details]
+
+        def gives(n: int) -> bool:
+            have = set(adm.papers[n].title_stems).union(*adm.papers[n].stems)
+            return all(w <= have for w in wanted)
+
+        matching = [n for n in matching if gives(n)]
+        if not matching:
+            kind, phrase = details[0].split(": ", 1)
+            return _refuse(f"no listed abstract gives {kind} ({phrase})", intent, coverage)
+
+    single = intent.kind == "single" and not intent.named
+    limit = max_items or (3 if intent.kind == "single" else len(order))
+    # Sentences are embedded for the papers that can be shown, not the whole pool: the pool is ranked
+    # by how fully each paper meets the question, then by its retrieval rank.
+    if strict:
+        rank = {n: i for i, n in enumerate(order)}
+        matching.sort(key=lambda n: -(adm.judgements[n].fit + 1.0 / (1.0 + rank[n] / 10)) - (n in intent.named) * 10)
+    chosen = matching[:limit]
+    items = _items(question, chosen, adm, embed, stats, reading, units, all_terms, intent, cfg)
+    items.sort(key=lambda it: -it.score)
+    if not strict:
+        best_score = items[0].score if items else 0.0
+        items = [
+            it for it in items
+            if it.score >= cfg.min_item_score
+            and it.score >= cfg.relative_item_score * best_score
+            and (it is items[0] or it.coverage >= cfg.min_item_coverage or it.number in intent.named)
+        ]
+        matching = [it.number for it in items]
+    else:
+        ranked = [it.number for it in items]
+        matching = ranked + [n for n in matching if n not in ranked]
+    if intent.named:
+        items = [it for it in items if it.number in intent.named] + [it for it in items if it.number not in intent.named]
+        # "How does NoPoSplat …?" names one paper by the name its abstract gives it: the question is about it
+        about_one = len(intent.named) == 1 and not list_question and any(it.number in intent.named for it in items)
+        if intent.kind != "list" and ((query is not None and query.kind == "named") or about_one):
+            items = [it for it in items if it.number in intent.named]  # the question is about that paper
+    if single and strict:
+        limit = min(limit, 3)
+    # Related papers are shown beside a list, or instead of an answer; one paper asked for is answer enough.
+    show_related = list_question or not items
+    rel_items = _items(question, related[:3] if show_related else [], adm, embed, stats, reading, units, all_terms, intent, cfg)
+    for it in rel_items:
+        it.missing = list(adm.judgements[it.number].missing)
+    scores = {"ask_coverage": coverage, "matching": float(len(matching)), "related": float(len(related))}
+    if not items:
+        premise = strip_frame(query.search_text if query is not None and query.search_text else question)
+        if rel_items:
+            reason = "no abstract here states all of it: " + _missing_phrase(rel_items)
+        else:
+            reason = "no abstract sentence answers the question"
+        out = _refuse(reason, intent, coverage, **scores)
+        out.reading, out.related, out.premise = reading, rel_items, premise
+        return out
+    return Assessment(
+        True, "answered from the abstracts", intent, items[:limit], coverage,
+        reading=reading, matching=matching, related=rel_items, scores=scores,
+    )
+
+
+def _missing_phrase(items: Sequence[Item]) -> str:
+    missing = list(dict.fromkeys(m for it in items for m in it.missing))
+    return "; ".join(missing[:3])
+
+
+AIM_BONUS = 0.15  # a sentence stating the question's direction as the paper's own action
+
+
+def _items(
+    question: str,
+    numbers: Sequence[int],
+    adm: Admission,
+    embed: EmbedFn,
+    stats: TermStats,
+    reading: Reading,
+    units: Sequence[Unit],
+    all_terms: Sequence[str],
+    intent: Intent,
+    cfg: EvidenceConfig,
+) -> list[Item]:
+    """Each paper's one or two sentences that answer, by closeness to the question, the question's
+    words they hold and their role (a background sentence is never quoted alone)."""
+    if not numbers:
+        return []
+    papers = [adm.papers[n] for n in numbers]
+    bonus_for = {**ROLE_BONUS}
+    for role, extra in ASKS_BONUS.get(reading.asks, {}).items():
+        bonus_for[role] = bonus_for.get(role, 0.0) + extra
+
+    # A sentence that states the question's direction as the paper's own ("we introduce a benchmark"
+    # for a question asking for benchmarks) is what the question asks about.
+    aims = [a for f, us in adm.constraints if f.kind == "direction" for u in us for a in u.alternatives]
+    aimed: dict[str, float] = {}  # sentence → its bonus, read once
+
+    def aim_bonus(sentence: str) -> float:
+        if sentence not in aimed:
+            aimed[sentence] = AIM_BONUS if aims and own_mentions(sentence, aims) else 0.0
+        return aimed[sentence]
+
+    def prior(p: PaperText, i: int) -> float:
+        lex = share(units, [p.title, p.sentence_regions[i]]) if units else 0.0
+        return cfg.lexical_weight * lex + bonus_for.get(p.roles[i], 0.0) + aim_bonus(p.sentences[i])
+
+    # Only a paper's own sentences can be quoted first (all of them when it has none), and only the
+    # few that its words and role already favour are embedded (embedding is most of an answer's time).
+    how = reading.asks == "method"  # a "how" question quotes how: a method sentence is always a candidate
+    quotable = []
+    for p in papers:
+        mine = [i for i, r in enumerate(p.roles) if r in OWN] or list(range(len(p.sentences)))
+        ranked = sorted(mine, key=lambda i: -prior(p, i))
+        pick = ranked[: cfg.embed_per_paper]
+        how_at = next((i for i in ranked if p.roles[i] == "method"), None)
+        if how and how_at is not None and how_at not in pick:
+            pick.append(how_at)
+        quotable.append(sorted(pick))
+    flat = [p.sentences[i] for p, idx in zip(papers, quotable) for i in idx]
+    vecs = unit_rows(embed([question] + flat))
+    sims = vecs[1:] @ vecs[0]
+    items: list[Item] = []
+    pos = 0
+    for paper, idx in zip(papers, quotable):
+        sim_of = dict(zip(idx, sims[pos : pos + len(idx)]))
+        pos += len(idx)
+        scored = []
+        for i in idx:
+            role = paper.roles[i]
+            region = [paper.title, paper.sentence_regions[i]]
+            lex = share(units, region) if units else weighted_coverage(all_terms, set(paper.title_stems | paper.stems[i]), stats)
+            scored.append((float(sim_of[i]) + cfg.lexical_weight * lex + bonus_for.get(role, 0.0)
+                           + aim_bonus(paper.sentences[i]), i, lex))
+        scored.sort(reverse=True)
+        first = next((x for x in scored if paper.roles[x[1]] in OWN), scored[0])
+        best, i0, lex0 = first
+        chosen = [i0]
+        second = next((x for x in scored if x[1] != i0 and paper.roles[x[1]] in OWN), None)
+        how_x = next((x for x in scored if x[1] != i0 and paper.roles[x[1]] == "method"), None)
+        if how and paper.roles[i0] != "method" and how_x is not None:
+            second, enough = how_x, True  # the how, after what the paper is
+        else:
+            enough = second is not None and second[0] >= cfg.second_sentence_share * best
+        if (
+            second is not None
+            and enough
+            and len(words(paper.sentences[i0])) + len(words(paper.sentences[second[1]])) <= cfg.max_sentence_words
+        ):
+            chosen.append(second[1])
+        j = adm.judgements[paper.source.number]
+        score = best + cfg.fit_weight * j.fit + (0.3 if paper.source.number in intent.named else 0.0)
+        items.append(
+            Item(paper.source.number, [paper.sentences[i] for i in sorted(chosen)], score, lex0)
+        )
+    return items
+
+
+def _listing(
+    question: str, query: QueryIntent, sources: Sequence[Source], embed: EmbedFn, intent: Intent, stats: TermStats,
+    similar_margin: float = 0.1,
+    anchor: Source | None = None,
+) -> Assessment:
+    """An author's papers or an anchor's neighbours: every source is an item, with the sentence that
+    best matches the topic (or the anchor paper) among the paper's own statements. An author question
+    with a topic ("X's papers on generative modeling") lists the author's papers on it, the others
+    as related. The neighbours of a paper are the ones that contribute the same kind of thing (a
+    method or model; a benchmark or evaluation: `contribution_kind`); the others are related."""
+    topic = query.search_text if query.kind == "similar" else " ".join(ask_terms(query.search_text))
+    papers = [PaperText.of(s) for s in sources]
+    flat = [x for p in papers for x in p.sentences]
+    sims = unit_rows(embed([topic or question] + flat))
+    scores = sims[1:] @ sims[0] if topic else [0.0] * len(flat)
+    items, pos = [], 0
+    for paper in papers:
+        own = [float(x) for x in scores[pos : pos + len(paper.sentences)]]
+        pos += len(paper.sentences)
+        ranked = sorted(range(len(own)), key=lambda i: -(own[i] + ROLE_BONUS.get(paper.roles[i], 0.0)))
+        items.append(Item(paper.source.number, [paper.sentences[ranked[0]]], own[ranked[0]], 1.0))
+    why = "; ".join(query.notes) or query.kind
+    reading = None
+    related: list[Item] = []
+    if query.kind == "similar":  # the neighbours about as close to the paper as the closest one
+        dense = {s.number: s.dense_score for s in sources if s.dense_score is not None}
+        if dense:
+            floor = max(dense.values()) - similar_margin
+            items = [it for it in items if dense.get(it.number, floor) >= floor]
+        if anchor is not None:
+            group = KIND_GROUP[contribution_kind(PaperText.of(anchor))]
+            by_number = {p.source.number: p for p in papers}
+            alike = [it for it in items if KIND_GROUP[contribution_kind(by_number[it.number])] == group]
+            if alike:
+                related = [it for it in items if it not in alike]
+                for it in related:  # shown as "(not: a method or model like OS-ATLAS: …)"
+                    it.missing = [f"{group} like {anchor.title}"]
+                items = alike
+    if query.kind == "author" and topic:
+        reading = read(question, query.search_text)
+        if reading.topic is not None:
+            adm = admit(reading, sources, stats)
+            on_topic = [it for it in items if adm.judgements[it.number].admitted]
+            if on_topic:
+                related = [it for it in items if not adm.judgements[it.number].admitted]
+                for it in related:
+                    it.missing = [reading.describe()]
+                items = on_topic
+    return Assessment(
+        True, why, intent, items, coverage=1.0, matching=[it.number for it in items], related=related,
+        reading=reading,
+    )

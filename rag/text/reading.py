@@ -1,0 +1,548 @@
+"""Reading a question into what it asks for, its topic and each constraint (no LLM, no embeddings).
+
+"Which papers defend against jailbreaks at inference time?" reads as: asks for methods; topic
+"jailbreaks"; constraints "must defend" (direction) and "at inference time" (setting). A listed paper
+must state every one of them (see rag.admission).
+
+Rules, from how questions are phrased:
+- The question's framing ("Which ICLR 2025 papers", "How do papers", "Find work that") is set aside;
+  what it asks for comes from its first words: how/by what means → a method, why → a reason, what do
+  … find/show → a finding, a benchmark/dataset → a benchmark, prove/bound/theory → a theory result,
+  compare/versus → a comparison, else the papers themselves.
+- A direction verb or noun before the topic (defend, detect, generate, remove, attack, evaluate …)
+  is a direction constraint: a defence paper states its defence, a detector detects.
+- A technique marker (using, with, via, through, leveraging, based on, "use X to …") opens a
+  technique constraint: the words up to the next marker.
+- A setting marker (at, without, under, during, in, on, for, from, across) opens a setting
+  constraint, when words that carry content come before it; "for X" after nothing else is the topic.
+- Everything else is the topic.
+Each facet is a list of units (a content word, or a phrase from a family of equivalent phrasings such
+as "training-free" / "without training"); acronyms are matched against their expansions where the
+papers define them ("reinforcement learning (RL)").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from rag.text.terms import FRAMING, PROPOSAL_VERBS, STOPWORDS, folded, stem
+
+Asks = Literal["method", "reason", "finding", "benchmark", "theory", "comparison", "papers"]
+FacetKind = Literal["topic", "technique", "setting", "direction"]
+
+# Families of phrasings that say the same thing in abstracts. A question word in a family is met by
+# any member; multi-word members must occur in one sentence. General ML vocabulary, not examples.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "defend": (
+        "defend", "defense", "defence", "defenses", "defences", "defending", "defensive", "protect",
+        "protection", "protecting", "safeguard", "mitigate", "mitigation", "mitigating", "prevent",
+        "prevention", "guard", "guardrail", "guardrails", "shield", "immunize", "countermeasure",
+    ),
+    "attack": (
+        "attack", "attacks", "attacking", "attacker", "attackers", "exploit", "exploits", "exploiting", "break",
+        "breaks", "breaking", "bypass", "bypasses", "bypassing", "evade", "evades", "evading", "evasion", "forge",
+        "forging", "forgery", "spoof", "spoofing", "steal", "stealing", "circumvent", "circumventing",
+    ),
+    "detect": (
+        "detect", "detects", "detection", "detecting", "detector", "detectors", "distinguish", "distinguishes",
+        "distinguishing", "discriminate", "discriminating", "watermark", "watermarking",
+    ),
+    "generate": ("generate", "generation", "generating", "generator", "generative", "synthesize", "synthesis", "synthesizing", "create", "creating", "produce", "producing", "design", "designing"),
+    "remove": ("remove", "removal", "removing", "erase", "erasure", "erasing", "eliminate", "eliminating", "unlearn", "unlearning", "delete", "deletion", "forget"),
+    "evaluate": ("evaluate", "evaluation", "evaluating", "benchmark", "benchmarks", "benchmarking", "measure", "measuring", "assess", "assessment", "audit", "probe", "probing", "test", "testing"),
+    "explain": ("explain", "explanation", "explaining", "interpret", "interpretability", "interpretable", "interpreting", "understand", "understanding", "analyze", "analysis", "mechanistic"),
+    "benchmark": ("benchmark", "benchmarks", "dataset", "datasets", "testbed", "testbeds", "test suite",
+                  "evaluation suite", "leaderboard", "arena", "corpus"),
+    "accelerate": ("accelerate", "acceleration", "accelerating", "speed", "speedup", "faster", "fast", "efficient", "efficiency", "reduce latency", "lower latency", "cheaper"),
+    "theory": ("theory", "theoretical", "theoretically", "theorem", "theorems", "provable", "provably", "prove", "proves", "proof"),
+    "mitigate": (
+        "mitigate", "mitigates", "mitigating", "mitigation", "alleviate", "alleviates", "alleviating",
+        "address", "addresses", "prevent", "prevents", "preventing", "counteract", "counteracts",
+        "overcome", "overcomes", "avoid", "avoids", "tackle", "resolve", "remedy", "combat", "reduce",
+        "reduces", "reducing", "mitigated", "prevention", "suppress", "eliminate",
+    ),
+    "reduce": ("reduce", "reducing", "reduction", "lower", "decrease", "compress", "compression", "compressing", "shrink", "save", "saving", "fewer", "less"),
+    "training-free": (
+        "training-free", "training free", "without training", "without retraining", "without fine-tuning",
+        "without finetuning", "without any training", "without additional training", "no training",
+        "no retraining", "no fine-tuning", "tuning-free", "zero-shot", "plug-and-play", "post-hoc",
+        "inference-time", "test-time", "at inference", "during inference", "at test time", "off-the-shelf",
+        "no additional training", "without further training", "without updating", "decoding strategy",
+        "decoding method", "decoding algorithm",
+    ),
+    "inference-time": (
+        "inference time", "inference-time", "test time", "test-time", "at inference", "during inference",
+        "during decoding", "decoding time", "decoding", "training-free",
+        "post-hoc", "without retraining", "without fine-tuning", "without training", "runtime",
+    ),
+    "few-step": ("few steps", "few-step", "fewer steps", "one-step", "one step", "single-step", "single step", "two-step", "few sampling steps", "fewer sampling steps", "few-shot sampling", "single sampling step", "one sampling step"),
+    "reinforcement": ("reinforcement learning", "rl", "rlhf", "rlaif", "policy gradient", "policy optimization", "ppo", "grpo", "q-learning", "actor-critic"),
+    "llm": ("llm", "llms", "large language model", "large language models", "language model", "language models",
+            "gpt", "llama", "mistral", "qwen", "gemma"),
+    "mobile": ("smartphone", "smartphones", "mobile", "android", "phone", "phones", "ios"),
+    "vlm": ("vlm", "vlms", "vision-language", "vision language", "multimodal", "mllm", "mllms", "lvlm", "lvlms"),
+    "graph": ("graph", "graphs", "gnn", "gnns", "node", "nodes", "molecular graph"),
+    "diffusion": ("diffusion", "denoising", "score-based", "flow matching"),
+    "math": ("math", "mathematical", "mathematics", "arithmetic", "theorem", "gsm8k", "olympiad"),
+    "federated": ("federated", "fl", "clients", "decentralized"),
+    "privacy": ("privacy", "private", "differential privacy", "differentially private", "dp"),
+    "code": ("code", "coding", "program", "programs", "programming", "software"),
+    "robot": ("robot", "robots", "robotic", "robotics", "manipulation", "embodied"),
+    "video": ("video", "videos"),
+    "image": ("image", "images", "visual", "pixel", "pixels", "photo"),
+}
+# The families a direction word can open: the paper must state the direction in its own sentences.
+DIRECTIONS = ("defend", "attack", "detect", "generate", "remove", "evaluate", "explain")
+_DIRECTION_LABEL = {
+    "defend": "must defend or protect",
+    "attack": "must attack",
+    "detect": "must detect",
+    "generate": "must generate",
+    "remove": "must remove or unlearn",
+    "evaluate": "must evaluate or benchmark",
+    "explain": "must explain or interpret",
+    "accelerate": "must make it faster or cheaper",
+    "benchmark": "must introduce a benchmark or dataset",
+}
+# "propose / new / release … benchmarks": the benchmark is the paper's contribution, not its evaluation.
+_CONTRIBUTION_CUE = re.compile(rf"\b(?:new|novel|built|(?:{'|'.join(PROPOSAL_VERBS)})(?:s|d|ed)?)\b", re.I)
+# Words that open a direction only as verbs or nouns of the question's own action.
+_DIRECTION_OPENERS = {
+    "defend": {"defend", "defends", "defending", "defense", "defenses", "defence", "defences", "protect", "protects", "protecting", "protection", "safeguard", "safeguards", "guard", "guards"},
+    "attack": {"attack", "attacks", "attacking", "break", "breaks", "exploit", "exploits"},
+    "detect": {"detect", "detects", "detecting", "detection", "detector", "detectors", "identify", "identifies", "distinguish", "distinguishes", "spot", "spots", "flag", "flags"},
+    "generate": {"generate", "generates", "generating", "synthesize", "synthesizes", "synthesizing", "create", "creates", "creating", "produce", "produces"},
+    "remove": {"remove", "removes", "removing", "removal", "erase", "erases", "erasing", "erasure", "unlearn", "unlearns", "unlearning", "eliminate", "eliminates", "delete", "deletes"},
+    "evaluate": {"evaluate", "evaluates", "evaluating", "benchmark", "benchmarks", "benchmarking", "measure", "measures", "assess", "assesses", "audit", "audits"},
+    "explain": {"explain", "explains", "explaining", "interpret", "interprets", "interpreting"},
+    "accelerate": {"accelerate", "accelerates", "accelerating", "speed"},
+}
+_OPENER_OF = {w: fam for fam, ws in _DIRECTION_OPENERS.items() for w in ws}
+# Nouns that carry a direction inside a topic ("jailbreak attacks", "membership inference defenses").
+_NOUN_DIRECTION = {
+    "attack": "attack", "attacks": "attack", "defense": "defend", "defenses": "defend", "defence": "defend",
+    "defences": "defend", "detector": "detect", "detectors": "detect", "detection": "detect",
+    "faster": "accelerate", "cheaper": "accelerate", "acceleration": "accelerate", "speedup": "accelerate",
+    "speedups": "accelerate",
+}
+
+_TECHNIQUE = {"using", "use", "uses", "used", "utilize", "utilizes", "utilizing", "with", "via", "through",
+              "leverage", "leverages", "leveraging", "employ", "employs", "employing", "apply", "applies",
+              "applying", "exploiting", "harness", "harnessing"}
+# Words whose "with" is part of them, not a technique ("struggle with length generalization").
+_TAKES_WITH = frozenset("""struggle struggles struggling cope copes coping deal deals dealing interact interacts
+    interacting associated correlated compared combined consistent compatible familiar concerned
+    equipped""".split())
+_SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "across", "within", "beyond", "when"}
+_PURPOSE = {"to"}
+_AT_SETTING = {"time", "inference", "test", "training", "scale", "deployment", "runtime", "test-time", "inference-time", "once"}
+_BOUNDARY = {"that", "which", "who", "whose", "where", "and", "while", "whereas"}
+_FRAME_EXTRA = frozenset(
+    """which what how why who whom whose when where does do did is are was were can could would should
+    will tell me us about give list show find search any some there papers paper work works study studies
+    research iclr 2025 propose proposes proposed introduce introduces recent new novel i we you please
+    explain describe summarize summarise overview ones one approaches approach methods method techniques
+    technique ways way exist existing used best good latest others other kind kinds recent recently
+    currently current purely mainly specifically actually really papers' models' get make many much
+    cause causes caused setting settings scenario scenarios say says said another whether like""".split()
+)
+_ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
+    ("comparison", re.compile(r"\b(?:compare|compared|comparison|versus|vs\.?|differ|difference|better than)\b", re.I)),
+    ("reason", re.compile(r"^\W*why\b|\band\s+why\b|\bwhat\s+(?:causes|explains)\b|\breasons?\s+(?:why|for)\b", re.I)),
+    ("finding", re.compile(
+        r"\bwhat\b.*\b(?:find|found|show|shown|reveal|observe|conclude|learn)\b|\bfindings?\b|"
+        r"\b(?:find|finds|show|shows|reveal|reveals|suggest|suggests)\s+that\b|\bresults?\b|\bevidence\b|\binsights?\b",
+        re.I,
+    )),
+    ("theory", re.compile(r"\b(?:prove|proves|proof|theorem|bound|bounds|guarantee|guarantees|theoretical|theory|convergence rate)\b", re.I)),
+    ("benchmark", re.compile(r"\b(?:benchmarks?|datasets?|evaluation suites?|leaderboard)\b", re.I)),
+    ("method", re.compile(r"^\W*how\b(?!\s+(?:many|much|often|long|large|big|fast|old|far)\b)|\band\s+how\b|\bby what means\b|\bwhat (?:method|technique|approach|mechanism)s?\b|\bmethods?\b|\btechniques?\b|\bapproaches\b", re.I)),
+)
+# Verbs of what papers do in general ("reduce", "fail", "avoid"): part of the topic, but weak evidence
+# of it; their units weigh a third.
+SOFT = frozenset(
+    """achieve achieves avoid avoids boost boosts enable enables enhance enhances fail fails failing help
+    helps improve improves improving make makes making handle handles solve solves train trains work
+    perform performs deal deals get gets go goes do does better best good bad succeed succeeds mitigate
+    mitigates mitigating alleviate alleviates prevent prevents preventing counteract counteracts overcome
+    overcomes tackle tackles resolve resolves combat combats reduce reduces reducing deal dealing cope
+    coping fine-tune fine-tunes fine-tuning finetune finetunes finetuning tune tunes train trains learn learns
+    use uses apply applies improve improves improving enhance enhances boost boosts better""".split()
+)
+_WORD = re.compile(r"[a-z0-9]+(?:[.'\-+][a-z0-9]+)*")
+
+
+class Unit(BaseModel):
+    """One thing a facet needs: any of `alternatives` (each a tuple of stems met in one sentence)."""
+
+    text: str
+    alternatives: list[tuple[str, ...]]
+    weight: float = 1.0
+    together: bool = Field(False, description="An alternative's stems are met anywhere in one sentence, not only as a phrase.")
+
+
+class Facet(BaseModel):
+    kind: FacetKind
+    required: bool = Field(True, description="False: it ranks the papers but does not exclude any.")
+    text: str = Field(description="The facet as the question says it.")
+    label: str = Field(description="How it is shown: 'jailbreaks', 'must defend or protect', 'at inference time'.")
+    units: list[Unit] = Field(default_factory=list)
+
+
+class Reading(BaseModel):
+    """What a question asks for, its topic and each constraint a listed paper must meet."""
+
+    asks: Asks = "papers"
+    topic: Facet | None = None
+    constraints: list[Facet] = Field(default_factory=list)
+
+    @property
+    def facets(self) -> list[Facet]:
+        return ([self.topic] if self.topic else []) + self.constraints
+
+    def note(self) -> str:
+        """The reading as shown to people: 'how: jailbreaks — must defend or protect, at inference time'."""
+        text = self.describe()
+        lead = {"method": "how", "reason": "why", "finding": "findings", "theory": "theory",
+                "benchmark": "benchmarks", "comparison": "comparison"}.get(self.asks)
+        return f"{lead}: {text}" if lead and text else text
+
+    def describe(self) -> str:
+        """'jailbreaks — must defend or protect, at inference time' (empty when nothing was read)."""
+        head = self.topic.label if self.topic else ""
+        rest = ", ".join(c.label for c in self.constraints)
+        if head and rest:
+            return f"{head} — {rest}"
+        return head or rest
+
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[.'\-+][a-z0-9]+)*|[,/]")
+_PARENS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+# Where a question stops stating what it wants: a contrast ("rather than X", "as opposed to X", "not
+# new attacks"), examples ("such as X", "e.g. X"), or a second question ("…, and how do they …").
+_CUT = re.compile(
+    r"(?:,\s*)?\b(?:rather\s+than|as\s+opposed\s+to|instead\s+of|other\s+than|as\s+distinct\s+from|"
+    r"not\s+(?:new|just|only|merely)|but\s+not|such\s+as|e\.\s?g\.|for\s+example|for\s+instance|"
+    r"according\s+to|and\s+(?:how|why|what|which|where|when|along)|including)\b.*$|,\s*not\b.*$",
+    re.I | re.S,
+)
+
+
+def clean(text: str) -> str:
+    """The part of a question that states what it wants: without parentheses, contrasts, examples
+    and a trailing second question."""
+    text = _PARENS.sub(" ", text)
+    cut = _CUT.sub(" ", text)
+    return cut if _WORD.search(cut) else text
+
+
+def _tokens(text: str) -> list[str]:
+    """Lower-case words of a text, with its commas and slashes kept as tokens (they join options)."""
+    out: list[str] = []
+    for part in re.split(r"\s*[,;]\s*", text):
+        found = _TOKEN.findall(folded(part).replace("/", " / "))
+        if found:
+            out += ([","] if out else []) + found
+    return out
+
+
+def _stems(text: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in re.split(r"[\s\-]+", text.lower()) if w)
+
+
+_FAMILY_OF: dict[str, list[str]] = {}
+for _fam, _members in FAMILIES.items():
+    for _m in _members:
+        if " " not in _m and "-" not in _m:
+            _FAMILY_OF.setdefault(stem(_m), []).append(_fam)
+_PHRASE_FAMILIES = sorted(
+    ((tuple(_tokens(m)), fam) for fam, ms in FAMILIES.items() for m in ms if " " in m or "-" in m),
+    key=lambda x: -len(x[0]),
+)
+
+
+# Name endings that make a word a member of a family: "LiveCodeBench", "SWE-bench" are benchmarks.
+# An alternative "*bench" is met by any word whose stem ends so (rag.admission).
+SUFFIXES: dict[str, tuple[str, ...]] = {"benchmark": ("bench",)}
+NAME_SUFFIXES = tuple(x for xs in SUFFIXES.values() for x in xs)
+
+
+def family_alternatives(fam: str) -> list[tuple[str, ...]]:
+    alts = [_stems(m.replace("-", " ")) for m in FAMILIES[fam]] + [(f"*{x}",) for x in SUFFIXES.get(fam, ())]
+    return list(dict.fromkeys(alts))
+
+
+def _is_content(w: str) -> bool:
+    return w not in STOPWORDS and w not in FRAMING and w not in _FRAME_EXTRA and (len(w) > 1 or w.isdigit())
+
+
+def _word_unit(w: str) -> Unit | None:
+    """One question word as a unit: its stem and its family's phrasings; a hyphenated word as its
+    parts in one sentence or written whole."""
+    if not _is_content(w):
+        return None
+    parts = [p for p in w.split("-") if p]
+    if len(parts) > 1:
+        alts: list[tuple[str, ...]] = [tuple(stem(p) for p in parts), (stem("".join(parts)),)]
+    else:
+        alts = [(stem(w),)]
+        if w in _NUMBERS:
+            alts.append((_NUMBERS[w],))
+        for fam in _FAMILY_OF.get(stem(w), []):
+            if fam not in DIRECTIONS or fam == "evaluate":
+                alts += family_alternatives(fam)
+    return Unit(text=w, alternatives=list(dict.fromkeys(alts)), weight=0.34 if w in SOFT else 1.0)
+
+
+def _phrase_units(words: list[str]) -> list[Unit]:
+    """Units of a run of words without alternatives: family phrases first, then single words."""
+    out: list[Unit] = []
+    i = 0
+    while i < len(words):
+        for phrase, fam in _PHRASE_FAMILIES:
+            n = len(phrase)
+            if tuple(words[i : i + n]) == phrase:
+                # the phrase's own words alone say less than it ("privacy" is not "differential privacy")
+                own = {stem(p) for p in phrase}
+                alts = [a for a in family_alternatives(fam) if not (len(a) == 1 and a[0] in own)]
+                out.append(Unit(text=" ".join(phrase), alternatives=alts))
+                i += n
+                break
+        else:
+            unit = _word_unit(words[i])
+            if unit is not None:
+                out.append(unit)
+            i += 1
+    return out
+
+
+def _either(options: list[list[str]]) -> Unit | None:
+    """One unit met by any of several phrasings ("diffusion or flow-matching", "A, B or C")."""
+    alts: list[tuple[str, ...]] = []
+    texts = []
+    for words in options:
+        texts.append(" ".join(words))
+        if len([w for w in words if _is_content(w)]) > 1 and words[-1] in _GENERIC_HEADS:
+            words = words[:-1]  # "dynamic data" is anything dynamic: the head noun says nothing of its own
+        units = _phrase_units(words)
+        if not units:
+            texts.pop()
+            continue
+        if len(units) == 1:
+            alts += units[0].alternatives
+        else:  # a phrase: its content words in order (hyphenated ones as their parts)
+            alts.append(tuple(stem(p) for w in words for p in w.split("-") if p and _is_content(p)))
+    if not alts:
+        return None
+    return Unit(text=" or ".join(texts), alternatives=list(dict.fromkeys(alts)))
+
+
+_OR = {"or", "/"}
+# Head nouns that say nothing beyond their modifier in an alternative ("time series or dynamic data").
+_GENERIC_HEADS = frozenset("data setting settings scenario scenarios problem problems task tasks".split())
+_NUMBERS = dict(zip(
+    "two three four five six seven eight nine ten twelve twenty thirty forty fifty hundred thousand".split(),
+    "2 3 4 5 6 7 8 9 10 12 20 30 40 50 100 1000".split(),
+))
+
+
+def _units(words: list[str]) -> list[Unit]:
+    """Units of a segment: "X or Y" joins the words beside "or" into one unit; "A, B or C" joins the
+    phrases between the commas; everything else is one unit a word (or a family phrase)."""
+    if not _OR.intersection(words):
+        return _phrase_units([w for w in words if w != ","])
+    out: list[Unit] = []
+    items: list[list[str]] = [[]]
+    seps: list[str] = []
+    for w in words:
+        if w == "," or w in _OR:
+            items.append([])
+            seps.append(w)
+        else:
+            items[-1].append(w)
+    i = 0
+    while i < len(items):
+        # a run of items joined by commas and ending with "or": A, B, or C
+        j = i
+        while j < len(seps) and seps[j] == "," and j + 1 < len(seps) and (seps[j + 1] == "," or seps[j + 1] in _OR):
+            j += 1
+        if j < len(seps) and seps[j] in _OR and j > i:  # a comma list: whole phrases are the options
+            head = [it for it in items[i : j + 1] if it]
+            n = max((len(it) for it in head), default=1)
+            last = items[j + 1]
+            unit = _either(head + [last[:n]])
+            if unit is not None:
+                out.append(unit)
+            items[j + 1] = last[n:]
+            i = j + 1
+            continue
+        if i < len(seps) and seps[i] in _OR and items[i] and items[i + 1]:
+            left, right = items[i], items[i + 1]
+            if 1 < len(right) <= min(3, len(left)):
+                # "spurious correlations or spurious features": phrases of the same length
+                n = len(right)
+                out += _phrase_units(left[:-n])
+                unit = _either([left[-n:], right])
+                rest: list[str] = []
+            else:  # "diffusion or flow-matching models": the words beside "or"
+                out += _phrase_units(left[:-1])
+                unit = _either([[left[-1]], [right[0]]])
+                rest = right[1:]
+            if unit is not None:
+                out.append(unit)
+            items[i + 1] = rest
+            i += 1
+            continue
+        out += _phrase_units(items[i])
+        i += 1
+    return out
+
+
+def _asks(question: str) -> Asks:
+    for kind, rx in _ASKS_RULES:
+        if rx.search(question):
+            return kind
+    return "papers"
+
+
+def _strip_frame(words: list[str]) -> list[str]:
+    i, j = 0, len(words)
+    while i < j and (words[i] in _FRAME_EXTRA or words[i] in STOPWORDS or words[i] in ",/") and words[i] not in _SETTING | _TECHNIQUE:
+        i += 1
+    while j > i and (words[j - 1] in _FRAME_EXTRA or words[j - 1] in STOPWORDS or words[j - 1] in ",/"):
+        j -= 1
+    return words[i:j]
+
+
+def _label(kind: FacetKind, marker: str, words: list[str]) -> str:
+    text = " ".join(words)
+    if kind == "technique":
+        return f"using {text}"
+    if kind == "setting":
+        return f"{marker} {text}".strip()
+    return text
+
+
+def read(question: str, search_text: str | None = None) -> Reading:
+    """The reading of a question; `search_text` is the question without authors and decision words
+    (rag.query), when the catalog was consulted."""
+    asks = _asks(question)
+    words = _strip_frame(_tokens(clean(search_text if search_text is not None else question)))
+    # Segments: (kind, marker, words)
+    segments: list[tuple[FacetKind, str, list[str]]] = []
+    kind: FacetKind = "topic"
+    marker = ""
+    current: list[str] = []
+    direction: str | None = None
+
+    def close() -> None:
+        nonlocal current
+        content = [w for w in current if _is_content(w) or w == "without"]
+        if content:
+            segments.append((kind, marker, current))
+        current = []
+
+    i = 0
+    while i < len(words):
+        w = words[i]
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        has_content = any(_is_content(x) for x in current) or any(s[0] == "topic" for s in segments)
+        if direction is None and w in _OPENER_OF and not any(_is_content(x) for x in current) and not segments:
+            # "defend against jailbreaks", "detect AI-generated images": the question's own action
+            direction = _OPENER_OF[w]
+            i += 1
+            if nxt in ("against", "from", "of", "for", "up"):
+                i += 1
+            continue
+        general = all(x in SOFT or not _is_content(x) for x in current)
+        governed = w == "with" and bool(current) and current[-1] in _TAKES_WITH  # "struggle with X": X is the topic
+        if w in _TECHNIQUE and not governed and not (w == "with" and (general or (not has_content and kind == "topic"))):
+            close()
+            kind, marker = "technique", w
+            i += 1
+            continue
+        if w == "based" and nxt == "on":
+            close()
+            kind, marker = "technique", "based on"
+            i += 2
+            continue
+        if (w in _PURPOSE or (w == "for" and not any(s[0] == "topic" for s in segments))) and kind == "technique":
+            close()
+            kind, marker = "topic", ""
+            i += 1
+            continue
+        if w == "at" and not set(words[i + 1 : i + 4]) & _AT_SETTING:
+            current.append(w)  # "fail at length generalization": no setting
+            i += 1
+            continue
+        if w in _SETTING and has_content and nxt:
+            close()
+            kind, marker = "setting", w
+            if w == "without":
+                current = ["without"]
+            i += 1
+            continue
+        if w in _BOUNDARY and kind != "topic" and current:
+            close()
+            kind, marker = "topic", ""
+            i += 1
+            continue
+        current.append(w)
+        i += 1
+    close()
+
+    topic_words: list[str] = []
+    constraints: list[Facet] = []
+    for kind_, marker_, ws in segments:
+        if kind_ == "topic":
+            topic_words += [",", *ws] if topic_words else ws
+            continue
+        if ws[:1] == ["without"]:
+            rest = ws[1:]
+            trains = any(w.startswith(("train", "retrain", "fine", "tun", "updat")) for w in rest)
+            if trains:
+                units = [Unit(text="without " + " ".join(rest), alternatives=family_alternatives("training-free"))]
+            else:  # "without external knowledge": words cannot tell a paper that goes without it
+                content = [stem(p) for w in rest if _is_content(w) for p in w.split("-") if p]
+                units = [Unit(
+                    text="without " + " ".join(rest),
+                    alternatives=[("without", *content), ("no", *content), (*content, "free")],
+                )] if content else []
+                if units:
+                    label = "without " + " ".join(u.text for u in _units(rest))
+                    constraints.append(Facet(kind=kind_, required=False, text=" ".join(ws), label=label, units=units))
+                continue
+            label = "without " + " ".join(u.text for u in _units(rest))
+        else:
+            units = _units(ws)
+            label = _label(kind_, marker_, [u.text for u in units])
+        if units:
+            constraints.append(Facet(kind=kind_, text=" ".join(ws), label=label, units=units))
+    if direction is None:
+        # "propose new jailbreak attacks", "make sampling faster": a direction noun in the topic is
+        # the direction too (the topic keeps the word)
+        direction = next((_NOUN_DIRECTION[w] for w in topic_words if w in _NOUN_DIRECTION), None)
+    topic_units = _units(topic_words)
+    topic = None
+    if topic_units:
+        topic = Facet(
+            kind="topic", text=" ".join(topic_words), label=" ".join(u.text for u in topic_units), units=topic_units
+        )
+    if asks == "benchmark" and direction in (None, "evaluate") and _CONTRIBUTION_CUE.search(question):
+        direction = "benchmark"
+    if direction is not None:
+        constraints.insert(
+            0,
+            Facet(
+                kind="direction", text=direction, label=_DIRECTION_LABEL[direction],
+                units=[Unit(text=direction, alternatives=family_alternatives(direction))],
+            ),
+        )
+    if topic is None and constraints and constraints[0].kind != "direction":
+        # "with RL" alone, or a setting only: it is the topic
+        first = constraints.pop(0)
+        topic = first.model_copy(update={"kind": "topic", "label": " ".join(u.text for u in first.units)})
+    return Reading(asks=asks, topic=topic, constraints=constraints)
