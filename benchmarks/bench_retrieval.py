@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             rows = []
             for item in ds.items[:limit]:
                 t = time.perf_counter()
-                r = retriever.retrieve(item.query, top_k=DEPTH)
+                r = retriever.retrieve(item.query, {"top_k": DEPTH})
                 latencies.append((time.perf_counter() - t) * 1000)
                 rows.append(score([s.paper_id for s in r.sources], list(item.gold_ids)))
             per_set[set_name] = {}

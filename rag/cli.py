@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from rag.errors import redact_secrets
 from rag.export import FORMATS
-from rag.settings import DECISIONS, RETRIEVER_MODES
+from rag.settings import DECISIONS, RETRIEVER_MODES, SearchOptions
 
 if TYPE_CHECKING:
     from rag.pipeline import RAG
@@ -236,6 +236,11 @@ def _chat_loop(rag: RAG, args: argparse.Namespace) -> None:
         print_answer(answer)
 
 
+def _options(args: argparse.Namespace) -> SearchOptions:
+    """The search options of `rag ask` and `rag export --question`."""
+    return SearchOptions(top_k=args.top_k, decisions=args.decision, retriever=args.retriever, show_all=args.show_all)
+
+
 def _export(rag: RAG, args: argparse.Namespace) -> None:
     from rag.errors import InvalidRequestError
 
@@ -243,8 +248,7 @@ def _export(rag: RAG, args: argparse.Namespace) -> None:
         raise InvalidRequestError("give paper ids or --question, not both and not neither")
     ids = list(args.paper_ids)
     if args.question:
-        answer = rag.ask(args.question, top_k=args.top_k, decisions=args.decision, retriever=args.retriever,
-                         show_all=args.show_all)
+        answer = rag.ask(args.question, **_options(args))
         ids = answer.paper_ids(matching=args.show_all)
         if not ids:
             raise InvalidRequestError(f"the answer cites no paper ({answer.refusal_reason or 'nothing found'})")
@@ -271,16 +275,13 @@ def _run(args: argparse.Namespace) -> int:
         say(f"added {report.added}, updated {report.updated}, unchanged {report.unchanged} papers "
               f"({report.chunks_written} chunks written, {report.seconds:.1f}s); skipped: {skipped}")
     elif args.command == "ask":
-        answer = rag.ask(
-            args.question, top_k=args.top_k, decisions=args.decision, retriever=args.retriever,
-            show_all=args.show_all,
-        )
+        answer = rag.ask(args.question, **_options(args))
         if args.json:
             say(answer.model_dump_json(indent=2))
         else:
             print_answer(answer)
         if args.link:
-            link = rag.permalink(args.question, args.top_k, args.decision, args.retriever, args.show_all)
+            link = rag.permalink(args.question, **_options(args))
             host = settings.server.host if settings.server.host not in ("0.0.0.0", "::") else "127.0.0.1"
             say(f"\nlink: {link.url(f'http://{host}:{settings.server.port}/')}", file=sys.stderr if args.json else None)
     elif args.command == "chat":

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
 from rag import __version__
 from rag.errors import InvalidRequestError, RagError
 from rag.events import Condensed, Event, Final, Queued, Sources, Token
+from rag.settings import SearchOptions, search_options
 from rag.types import Answer
 
 logger = logging.getLogger(__name__)
@@ -105,9 +106,11 @@ class Client:
         )
 
     @staticmethod
-    def _payload(question: str, history: Sequence[Any] | None, **options: Any) -> dict[str, Any]:
+    def _payload(question: str, history: Sequence[Any] | None, options: SearchOptions) -> dict[str, Any]:
         body: dict[str, Any] = {"question": question, "history": [_turn(t) for t in history or []]}
         body.update({k: v for k, v in options.items() if v is not None})
+        if options.get("decisions"):
+            body["decisions"] = list(options["decisions"] or ())
         return body
 
     # -- public API -------------------------------------------------------------------------------
@@ -115,29 +118,17 @@ class Client:
         """The server's /healthz: papers, chunks, LLM in use, queue."""
         return self._request("GET", "/healthz")
 
-    def ask(
-        self,
-        question: str,
-        history: Sequence[Any] | None = None,
-        top_k: int | None = None,
-        decisions: Sequence[str] | None = None,
-        retriever: str | None = None,
-    ) -> Answer:
-        """Answer one question (optionally in a conversation) with citations."""
-        body = self._payload(question, history, top_k=top_k, decisions=decisions, retriever=retriever)
+    def ask(self, question: str, history: Sequence[Any] | None = None, **options: Unpack[SearchOptions]) -> Answer:
+        """Answer one question (optionally in a conversation) with citations; options as `RAG.ask`'s."""
+        body = self._payload(question, history, search_options(options))
         return Answer.model_validate(self._request("POST", "/api/ask", json=body))
 
     def stream(
-        self,
-        question: str,
-        history: Sequence[Any] | None = None,
-        top_k: int | None = None,
-        decisions: Sequence[str] | None = None,
-        retriever: str | None = None,
+        self, question: str, history: Sequence[Any] | None = None, **options: Unpack[SearchOptions]
     ) -> Iterator[Event]:
         """Typed events like `RAG.chat_stream`: `Queued`... (while the server's line is ahead),
         `Condensed`, `Sources`, `Token`..., then `Final`."""
-        body = self._payload(question, history, top_k=top_k, decisions=decisions, retriever=retriever)
+        body = self._payload(question, history, search_options(options))
         url = self.base_url + "/api/ask/stream"
         try:
             with self._http.stream("POST", "/api/ask/stream", json=body) as resp:
@@ -161,15 +152,9 @@ class Client:
         except httpx.TransportError as exc:
             raise self._unreachable(exc) from exc
 
-    def chat(
-        self,
-        question: str,
-        top_k: int | None = None,
-        decisions: Sequence[str] | None = None,
-        retriever: str | None = None,
-    ) -> Answer:
+    def chat(self, question: str, **options: Unpack[SearchOptions]) -> Answer:
         """Ask within this client's conversation (follow-ups work); `reset()` starts a new one."""
-        answer = self.ask(question, self.history, top_k=top_k, decisions=decisions, retriever=retriever)
+        answer = self.ask(question, self.history, **options)
         self.history.append({"role": "user", "content": question})
         self.history.append(
             {

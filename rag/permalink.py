@@ -16,7 +16,7 @@ from typing import Any, get_args
 from urllib.parse import urlencode
 
 from rag.errors import InvalidRequestError
-from rag.settings import DECISIONS, RetrieverMode
+from rag.settings import DECISIONS, RetrieverMode, SearchOptions
 
 RETRIEVERS: tuple[str, ...] = get_args(RetrieverMode)
 CHANGED_NOTICE = ("This link was made on other papers, another embedding model or other settings than the "
@@ -30,9 +30,24 @@ class Permalink:
     question: str
     top_k: int | None = None
     decisions: tuple[str, ...] = ()
-    retriever: str | None = None
+    retriever: RetrieverMode | None = None
     show_all: bool = False
     version: str = ""
+
+    @classmethod
+    def of(cls, question: str, options: SearchOptions, version: str = "") -> Permalink:
+        """The link of `question` (whitespace folded) asked with `options`."""
+        return cls(
+            " ".join(question.split()), options.get("top_k"), tuple(options.get("decisions") or ()),
+            options.get("retriever"), options.get("show_all", False), version,
+        )
+
+    def options(self) -> SearchOptions:
+        """The request options the link asks with."""
+        return SearchOptions(
+            top_k=self.top_k, decisions=list(self.decisions) or None,
+            retriever=self.retriever, show_all=self.show_all,  # type: ignore[typeddict-item]
+        )
 
     def query(self) -> str:
         """`q=…&decision=…&top_k=…&retriever=…&all=1&v=…` (options left at their default are left out)."""
@@ -75,11 +90,11 @@ class Permalink:
             if not raw_k[0].isdigit() or int(raw_k[0]) < 1:
                 raise InvalidRequestError(f"the link's top_k {raw_k[0]!r} is not a positive whole number")
             top_k = int(raw_k[0])
-        retriever: str | None = (values("retriever") or [""])[0] or None
+        retriever = (values("retriever") or [""])[0] or None
         if retriever is not None and retriever not in RETRIEVERS:
             raise InvalidRequestError(f"the link's retriever {retriever!r} is not one of {', '.join(RETRIEVERS)}")
         show_all = (values("all") or ["0"])[0].lower() in ("1", "true", "yes")
-        return cls(question, top_k, decisions, retriever, show_all, (values("v") or [""])[0][:32])
+        return cls(question, top_k, decisions, retriever, show_all, (values("v") or [""])[0][:32])  # type: ignore[arg-type]
 
 
 def version_of(stamp: Any, model_fingerprint: str | None, settings: Any) -> str:

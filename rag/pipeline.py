@@ -9,7 +9,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence, Unpack
 
 from rag.answer.cache import AnswerCache, cache_key
 from rag.errors import InvalidRequestError, NotFoundError, RagError
@@ -17,7 +17,7 @@ from rag.events import Event, Final, final_answer, replay
 from rag.export import MAX_PAPERS, check_format, export
 from rag.ingest.corpus import LoadReport, load_many, seed_path
 from rag.permalink import Permalink, version_of
-from rag.settings import RetrieverMode, Settings
+from rag.settings import SearchOptions, Settings, search_options
 from rag.store.chroma import ModelRecord, PaperStore, StoreBusyError
 from rag.store.papertable import PaperRow
 from rag.types import Answer
@@ -275,17 +275,10 @@ class RAG:
         record = self.store.model_record()
         return version_of(self.store.sync(), record.fingerprint if record else None, self.settings)
 
-    def permalink(
-        self,
-        question: str,
-        top_k: int | None = None,
-        decisions: Sequence[str] | None = None,
-        retriever: RetrieverMode | None = None,
-        show_all: bool = False,
-    ) -> Permalink:
+    def permalink(self, question: str, **options: Unpack[SearchOptions]) -> Permalink:
         """A link that asks `question` again with these options (`.url(base)`, `.query()`), stamped
         with `version()` so that opening it later says whether the store or model changed since."""
-        return Permalink(" ".join(question.split()), top_k, tuple(decisions or ()), retriever, show_all, self.version())
+        return Permalink.of(question, search_options(options), self.version())
 
     # -- papers out -------------------------------------------------------------------------
     def papers(self, paper_ids: Sequence[str]) -> list[PaperRow]:
@@ -311,47 +304,26 @@ class RAG:
         return export(self.papers(paper_ids), fmt)
 
     # -- questions --------------------------------------------------------------------------
-    def retrieve(
-        self,
-        question: str,
-        top_k: int | None = None,
-        decisions: Sequence[str] | None = None,
-        retriever: RetrieverMode | None = None,
-    ) -> Retrieval:
-        return self.retriever.retrieve(question, top_k=top_k, decisions=decisions, mode=retriever)
+    def retrieve(self, question: str, **options: Unpack[SearchOptions]) -> Retrieval:
+        """The papers retrieved for `question` (no answer is written; `show_all` does not apply)."""
+        return self.retriever.retrieve(question, search_options(options))
 
-    def ask(
-        self,
-        question: str,
-        top_k: int | None = None,
-        decisions: Sequence[str] | None = None,
-        retriever: RetrieverMode | None = None,
-        show_all: bool = False,
-    ) -> Answer:
-        """Answer a question with citations to the retrieved papers (`show_all`: list every paper
-        that meets the question, not only the first top_k)."""
-        return final_answer(
-            self.stream(question, top_k=top_k, decisions=decisions, retriever=retriever, show_all=show_all)
-        )
+    def ask(self, question: str, **options: Unpack[SearchOptions]) -> Answer:
+        """Answer a question with citations to the retrieved papers. Options (rag.settings.SearchOptions):
+        `top_k`, `decisions`, `retriever`, and `show_all` (list every paper that meets the question,
+        not only the first top_k)."""
+        return final_answer(self.stream(question, **options))
 
-    def stream(
-        self,
-        question: str,
-        top_k: int | None = None,
-        decisions: Sequence[str] | None = None,
-        retriever: RetrieverMode | None = None,
-        show_all: bool = False,
-    ) -> Iterator[Event]:
+    def stream(self, question: str, **options: Unpack[SearchOptions]) -> Iterator[Event]:
         """Like `ask`, as typed events (rag.events): `Sources`, `Token`..., then `Final` (the answer).
         A repeated question is answered from the answer cache (`Answer.timings.cache == "hit"`)."""
-        key, hit = self._lookup(question, top_k, decisions, retriever, show_all)
+        opts = search_options(options)
+        key, hit = self._lookup(question, opts)
         if hit is not None:
             yield from replay(hit)
             return
         compared = self._comparison(question)
-        events = replay(compared) if compared is not None else self.engine.stream_answer(
-            question, top_k=top_k, decisions=decisions, mode=retriever, show_all=show_all
-        )
+        events = replay(compared) if compared is not None else self.engine.stream_answer(question, opts)
         for event in events:
             if isinstance(event, Final) and key:
                 event.answer.timings.cache = "miss"
@@ -381,50 +353,42 @@ class RAG:
         answer.retriever = "named"
         return answer
 
-    def cached(
-        self,
-        question: str,
-        top_k: int | None = None,
-        decisions: Sequence[str] | None = None,
-        retriever: RetrieverMode | None = None,
-        show_all: bool = False,
-    ) -> Answer | None:
+    def cached(self, question: str, **options: Unpack[SearchOptions]) -> Answer | None:
         """The cached answer to this standalone question with these options, or None (no model or
         retrieval runs; costs the store's stamp check)."""
-        return self._lookup(question, top_k, decisions, retriever, show_all)[1]
+        return self._lookup(question, search_options(options))[1]
 
-    def _lookup(
-        self, question: str, top_k: int | None, decisions: Sequence[str] | None, retriever: str | None,
-        show_all: bool = False,
-    ) -> tuple[str | None, Answer | None]:
+    def _lookup(self, question: str, options: SearchOptions) -> tuple[str | None, Answer | None]:
         """The answer cache's key for these options (None: no cache) and its answer, if any."""
         if self.answers.size <= 0:
             return None, None
         t0 = time.perf_counter()
-        key = cache_key(question, top_k, decisions, retriever, self.settings, self.store.sync(), show_all)
+        key = cache_key(question, options, self.settings, self.store.sync())
         hit = self.answers.get(key)
         if hit is not None:
             _served_from_cache(hit, t0)
         return key, hit
 
-    def chat(self, question: str, history: Sequence[Any] = (), **options: Any) -> Answer:
+    def chat(self, question: str, history: Sequence[Any] = (), **options: Unpack[SearchOptions]) -> Answer:
         """Answer a follow-up in the context of `history` (ChatTurns or {"role", "content"} dicts):
         it is condensed into a standalone question first. Options as for `ask`."""
         from rag.chat.conversation import chat
 
         return chat(self, question, history, **options)
 
-    def chat_stream(self, question: str, history: Sequence[Any] = (), **options: Any) -> Iterator[Event]:
+    def chat_stream(
+        self, question: str, history: Sequence[Any] = (), **options: Unpack[SearchOptions]
+    ) -> Iterator[Event]:
         """`chat` as events: `Condensed`, then those of `stream`."""
         from rag.chat.conversation import chat_stream
 
         return chat_stream(self, question, history, **options)
 
-    def conversation(self, **options: Any) -> Conversation:
+    def conversation(self, max_turns: int = 10, **options: Unpack[SearchOptions]) -> Conversation:
         """A `Conversation` that keeps its turns: `conv.ask("...")`, then follow-ups."""
         from rag.chat.conversation import Conversation
 
-        return Conversation(self, **options)
+        return Conversation(self, max_turns, **options)
 
 
 def _served_from_cache(answer: Answer, t0: float) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -18,6 +19,31 @@ RetrieverMode = Literal["dense", "bm25", "hybrid"]
 RETRIEVER_MODES: tuple[RetrieverMode, ...] = get_args(RetrieverMode)
 Decision = Literal["Oral", "Spotlight", "Poster"]
 DECISIONS: tuple[str, ...] = get_args(Decision)
+
+
+class SearchOptions(TypedDict, total=False):
+    """How one question is searched and answered, besides its words: the options of a request.
+
+    Defined once and passed whole from the front door down (`RAG.ask(question, top_k=5)` takes them
+    as keywords; the engine, the answer cache, permalinks and conversations take the dict)."""
+
+    top_k: int | None  # papers to answer from (None: retrieval.top_k)
+    decisions: Sequence[str] | None  # only papers accepted as these (Oral, Spotlight, Poster)
+    retriever: RetrieverMode | None  # dense, bm25 or hybrid (None: retrieval.mode)
+    show_all: bool  # list every paper that meets the question, not only the first top_k
+
+
+SEARCH_OPTIONS: frozenset[str] = frozenset(SearchOptions.__annotations__)
+
+
+def search_options(options: Mapping[str, Any]) -> SearchOptions:
+    """`options` checked as SearchOptions: a TypeError names any keyword that is not one, as Python
+    does for a function's keywords (values are checked where they are used: check_request,
+    check_decisions)."""
+    unknown = sorted(set(options) - SEARCH_OPTIONS)
+    if unknown:
+        raise TypeError(f"unexpected search option {unknown[0]!r}; the options are {', '.join(sorted(SEARCH_OPTIONS))}")
+    return SearchOptions(**options)  # type: ignore[typeddict-item]
 
 
 class _Group(BaseModel):

@@ -91,7 +91,9 @@ def test_chat_command_condenses_follow_ups_starts_over_and_survives_errors(
     monkeypatch.setattr(cli, "print_answer", lambda answer: print_answer(answer, sys.stdout))
     asked_k: list[int | None] = []
     retrieve = fake.retriever.retrieve
-    fake.retriever.retrieve = lambda *a, **k: asked_k.append(k.get("top_k")) or retrieve(*a, **k)
+    fake.retriever.retrieve = lambda q, options=None, **k: asked_k.append((options or {}).get("top_k")) or retrieve(
+        q, options, **k
+    )
     lines = [q1, "What benchmark does it use?", "new", "", q1, q1, "exit", "never read"]
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
     assert cli.main(["chat", "--top-k", "3", "--retriever", "dense"]) == 0

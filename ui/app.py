@@ -12,7 +12,7 @@ from rag.errors import RagError, describe
 from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits
 from rag.permalink import CHANGED_NOTICE, Permalink
-from rag.settings import DECISIONS, RETRIEVER_MODES
+from rag.settings import DECISIONS, RETRIEVER_MODES, SearchOptions
 
 from .render import (
     TABLE_SORTS,
@@ -93,6 +93,14 @@ COPY_JS = """
 """
 
 
+def screen_options(decisions: list[str], top_k: float, retriever: str, show_all: bool) -> SearchOptions:
+    """The search options the controls show (a top_k of 0: the default)."""
+    return SearchOptions(
+        top_k=int(top_k) or None, decisions=decisions or None, show_all=bool(show_all),
+        retriever=retriever if retriever in RETRIEVER_MODES else None,  # type: ignore[typeddict-item]
+    )
+
+
 def status_line(rag: RAG) -> str:
     """Papers in the store and the model in use, as escaped Markdown."""
     try:
@@ -125,10 +133,8 @@ def build_ui(
             yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
             return
         first = True
-        for view in chat_turn(
-            rag, message, turns or [], top_k=int(top_k) or None, decisions=decisions, retriever=retriever, gate=gate,
-            limits=limits, show_all=bool(show_all),
-        ):
+        options = screen_options(decisions, top_k, retriever, show_all)
+        for view in chat_turn(rag, message, turns or [], gate, limits, **options):
             if view.error:
                 gr.Warning(view.error)
             yield view.messages, view.sources_html, view.markdown, view.turns, ("" if first else gr.skip())
@@ -179,7 +185,7 @@ def build_ui(
         if not last.get("answer"):
             return gr.Textbox(value="", visible=False)
         question = last["answer"].get("standalone_question") or last["question"]
-        link = rag.permalink(question, int(top_k) or None, decisions, retriever, bool(show_all))
+        link = rag.permalink(question, **screen_options(decisions, top_k, retriever, show_all))
         referer = urlsplit(request.headers.get("referer") or "")
         base = (f"{referer.scheme}://{referer.netloc}{referer.path}" if referer.netloc
                 else f"http://{request.headers.get('host', '127.0.0.1')}/")

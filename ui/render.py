@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import urlparse
 
 from rag.chat.conversation import ChatTurn, chat_stream
@@ -23,6 +23,7 @@ from rag.export import EXTENSIONS
 from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits
 from rag.permalink import Permalink
+from rag.settings import SearchOptions
 from rag.text.citations import ITEM, MARKER, LiveMarkerFilter, marker_numbers, split_sentences
 from rag.types import Answer, Citation, Source
 
@@ -360,15 +361,12 @@ def chat_turn(
     rag: RAG,
     question: str,
     turns: Sequence[dict[str, Any]],
-    top_k: int | None = None,
-    decisions: Sequence[str] | None = None,
-    retriever: str | None = None,
     gate: GenerationGate | None = None,
     limits: Limits = DEFAULT_LIMITS,
-    show_all: bool = False,
+    **options: Unpack[SearchOptions],
 ) -> Iterator[View]:
-    """One question in a session: yields views as the answer streams; the last one has `done`.
-    `show_all`: list every paper that meets the question."""
+    """One question in a session, asked with `options` (rag.settings.SearchOptions): yields views as
+    the answer streams; the last one has `done`."""
     turns = list(turns)
     question = (question or "").strip()
     before = display_messages(turns) + [{"role": "user", "content": escape_markdown(question)}]
@@ -387,17 +385,7 @@ def chat_turn(
     panel = ""
     try:
         history = history_from_turns(turns, limits)
-        for ev in chat_stream(
-            rag,
-            question,
-            history,
-            top_k=top_k,
-            decisions=decisions or None,
-            retriever=retriever or None,  # type: ignore[arg-type]
-            gate=gate,
-            limits=limits,
-            show_all=show_all,
-        ):
+        for ev in chat_stream(rag, question, history, gate, limits, **options):
             if isinstance(ev, Queued):
                 yield pending(f"*Waiting in line: {escape_markdown(ev.message)}…*", panel or sources_html(
                     state="streaming", turn=turn, earlier=earlier))

@@ -14,28 +14,21 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
 from typing import Any
 
+from rag.settings import SearchOptions, Settings
 from rag.types import Answer
 
 
-def cache_key(
-    question: str,
-    top_k: int | None,
-    decisions: Sequence[str] | None,
-    retriever: str | None,
-    settings: Any,
-    stamp: Any,
-    show_all: bool = False,
-) -> str:
+def cache_key(question: str, options: SearchOptions, settings: Settings, stamp: Any) -> str:
     """A digest of everything the answer to `question` depends on (see the module docstring)."""
+    decisions = options.get("decisions")
     parts = {
         "q": re.sub(r"\s+", " ", question).strip(),
-        "top_k": top_k,
+        "top_k": options.get("top_k"),
         "decisions": sorted(decisions) if decisions else None,
-        "retriever": retriever,
-        "all": show_all,
+        "retriever": options.get("retriever"),
+        "all": options.get("show_all", False),
         "retrieval": settings.retrieval.model_dump(mode="json"),
         "answer": settings.answer.model_dump(mode="json", exclude={"cache_size"}),
         "embedding": settings.embedding.model_dump(mode="json", exclude={"batch_size"}),

@@ -26,7 +26,7 @@ from rag.grounding.verify import SentenceGate, count_line, evidence_answer_parts
 from rag.limits import check_question
 from rag.models.llm import unavailable
 from rag.retrieval.retrieve import PaperRetriever, Retrieval
-from rag.settings import RetrieverMode, Settings
+from rag.settings import SearchOptions, Settings
 from rag.store.vectors import VectorCache, unit_rows
 from rag.text.citations import RELATED_HEADING, abstract_sentences, split_sentences
 from rag.types import Answer, Source, Timings
@@ -191,24 +191,19 @@ class AnswerEngine(CustomQueryEngine):
             max_items=limit, query=retrieval.intent, head=retrieval.shown_k or None, anchor=retrieval.anchor,
         )
 
-    def stream_answer(
-        self,
-        question: str,
-        top_k: int | None = None,
-        decisions: Sequence[str] | None = None,
-        mode: RetrieverMode | None = None,
-        show_all: bool = False,
-    ) -> Iterator[Event]:
+    def stream_answer(self, question: str, options: SearchOptions | None = None) -> Iterator[Event]:
         """Events: `Sources`, then `Token`..., then `Final`.
 
         Tokens are only ever text the final answer shows: quoted evidence, or LLM sentences that
-        passed the support check. `show_all`: list every paper that meets the question, not only
-        the first `top_k`."""
+        passed the support check. `show_all` in the options: list every paper that meets the
+        question, not only the first `top_k`."""
         question = check_question(question)
+        options = options or {}
+        show_all = options.get("show_all", False)
         t0 = time.perf_counter()
         rcfg = self.settings.retrieval
         pool = max(rcfg.all_k, rcfg.pool_k) if show_all else rcfg.pool_k
-        retrieval = self.retriever.retrieve(question, top_k=top_k, decisions=decisions, mode=mode, pool=pool)
+        retrieval = self.retriever.retrieve(question, options, pool=pool)
         timings = Timings(retrieval_ms=(time.perf_counter() - t0) * 1000)
         embed = EmbeddingMemo(functools.partial(self._vectors.embed, self.embed_model))
         verdict = self.assess(question, retrieval, embed, show_all=show_all)
@@ -347,14 +342,8 @@ class AnswerEngine(CustomQueryEngine):
             completion_tokens=tokens,
         )
 
-    def answer(
-        self,
-        question: str,
-        top_k: int | None = None,
-        decisions: Sequence[str] | None = None,
-        mode: RetrieverMode | None = None,
-    ) -> Answer:
-        return final_answer(self.stream_answer(question, top_k=top_k, decisions=decisions, mode=mode))
+    def answer(self, question: str, options: SearchOptions | None = None) -> Answer:
+        return final_answer(self.stream_answer(question, options))
 
     def custom_query(self, query_str: str) -> Response:
         """llama-index entry point (used by its evaluators): the Answer rides in `metadata`."""

@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Unpack
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from pydantic import BaseModel, Field
@@ -26,7 +26,7 @@ from rag.errors import RagError
 from rag.events import Condensed, Event, Final, Queued, Sources, Token, final_answer, replay
 from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits, check_request
-from rag.settings import RetrieverMode, Settings
+from rag.settings import SearchOptions, Settings, search_options
 from rag.text.citations import MARKER, is_refusal, marker_numbers
 from rag.text.followup import (
     LOCAL_KINDS,
@@ -63,15 +63,9 @@ class Answerer(Protocol):
     @property
     def engine(self) -> AnswerEngine: ...
 
-    def cached(
-        self, question: str, top_k: int | None = None, decisions: Sequence[str] | None = None,
-        retriever: RetrieverMode | None = None, show_all: bool = False,
-    ) -> Answer | None: ...
+    def cached(self, question: str, **options: Unpack[SearchOptions]) -> Answer | None: ...
 
-    def stream(
-        self, question: str, top_k: int | None = None, decisions: Sequence[str] | None = None,
-        retriever: RetrieverMode | None = None, show_all: bool = False,
-    ) -> Iterator[Event]: ...
+    def stream(self, question: str, **options: Unpack[SearchOptions]) -> Iterator[Event]: ...
 
 HISTORY_TURNS = 3  # exchanges shown to the condense prompt
 HISTORY_MESSAGE_CHARS = 600
@@ -383,12 +377,9 @@ def chat_stream(
     rag: Answerer,
     question: str,
     history: Sequence[ChatTurn | dict[str, Any]] = (),
-    top_k: int | None = None,
-    decisions: Sequence[str] | None = None,
-    retriever: RetrieverMode | None = None,
     gate: GenerationGate | None = None,
     limits: Limits = DEFAULT_LIMITS,
-    show_all: bool = False,
+    **options: Unpack[SearchOptions],
 ) -> Iterator[Event]:
     """Events: `Queued`... while waiting in the gate's line, `Condensed`, then `RAG.stream`'s
     `Sources`, `Token`... and `Final`.
@@ -396,7 +387,8 @@ def chat_stream(
     A question already answered (RAG.cached) is served at once, without taking a place in the line,
     when its standalone form needs no model; a waiting request looks again whenever its place
     changes, so a repeat queued behind its first asking is served as soon as that one is answered."""
-    question = check_request(question, history, top_k, limits)
+    opts = search_options(options)
+    question = check_request(question, history, opts.get("top_k"), limits)
     turns = [t if isinstance(t, ChatTurn) else ChatTurn.model_validate(t) for t in history]
     settings = rag.settings
     followup: FollowUp | None = None
@@ -414,15 +406,16 @@ def chat_stream(
             logger.info("follow-up refers to papers not in the store; condensing it into a search")
             followup = None
     if followup is not None:  # similar, show_all: a new search, said in full
-        yield from _marked(_chat_stream(rag, question, [], gate, followup.question, top_k, decisions, retriever,
-                                        show_all or followup.kind == "show_all"), followup)
+        if followup.kind == "show_all":
+            opts = {**opts, "show_all": True}
+        yield from _marked(_chat_stream(rag, question, [], gate, followup.question, opts), followup)
         return
-    yield from _chat_stream(rag, question, turns, gate, None, top_k, decisions, retriever, show_all)
+    yield from _chat_stream(rag, question, turns, gate, None, opts)
 
 
 def _chat_stream(
     rag: Answerer, question: str, turns: list[ChatTurn], gate: GenerationGate | None, standalone: str | None,
-    top_k: int | None, decisions: Sequence[str] | None, retriever: RetrieverMode | None, show_all: bool,
+    options: SearchOptions,
 ) -> Iterator[Event]:
     settings = rag.settings
     uses_llm = settings.answer.condenses_with_llm(settings.llm.is_remote)
@@ -433,7 +426,6 @@ def _chat_stream(
         rewrite = condense(None, question, turns) if turns else Rewrite(question, "none")
     if uses_llm and rewrite is not None and rewrite.method == "fallback":
         rewrite = None  # the model condenses this one, once it has a slot
-    options = dict(top_k=top_k, decisions=decisions, retriever=retriever, show_all=show_all)
     hit = rag.cached(rewrite.question, **options) if rewrite is not None else None
     if hit is None and gate is not None:
         waited = time.perf_counter()
@@ -460,7 +452,7 @@ def _chat_stream(
 
 def _answer_turn(
     rag: Answerer, question: str, turns: list[ChatTurn], rewrite: Rewrite | None, uses_llm: bool,
-    queue_ms: float, options: dict[str, Any],
+    queue_ms: float, options: SearchOptions,
 ) -> Iterator[Event]:
     """Condense (with the model, if it is needed) and answer; runs holding a slot, if any."""
     if rewrite is None:
@@ -535,10 +527,11 @@ def _replay(answer: Answer, question: str, standalone: str) -> Iterator[Event]:
 
 
 def chat(
-    rag: Answerer, question: str, history: Sequence[ChatTurn | dict[str, Any]] = (), **options: Any
+    rag: Answerer, question: str, history: Sequence[ChatTurn | dict[str, Any]] = (), gate: GenerationGate | None = None,
+    limits: Limits = DEFAULT_LIMITS, **options: Unpack[SearchOptions],
 ) -> Answer:
     """Answer a question in the context of a conversation."""
-    return final_answer(chat_stream(rag, question, history, **options))
+    return final_answer(chat_stream(rag, question, history, gate, limits, **options))
 
 
 class Conversation:
@@ -548,23 +541,28 @@ class Conversation:
     kept (older ones are dropped), so a long session neither grows without bound nor exceeds the
     history limits."""
 
-    def __init__(self, rag: Answerer, max_turns: int = 10, limits: Limits = DEFAULT_LIMITS, **options: Any):
+    def __init__(
+        self, rag: Answerer, max_turns: int = 10, limits: Limits = DEFAULT_LIMITS, gate: GenerationGate | None = None,
+        **options: Unpack[SearchOptions],
+    ):
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
         self.rag = rag
         self.max_turns = max_turns
         self.limits = limits
-        self.options = {**options, "limits": limits}
+        self.gate = gate
+        self.options = search_options(options)
         self.turns: list[ChatTurn] = []
 
-    def stream(self, question: str, **options: Any) -> Iterator[Event]:
+    def stream(self, question: str, **options: Unpack[SearchOptions]) -> Iterator[Event]:
         """Events of the answer; the exchange is remembered once the answer arrives."""
-        for event in chat_stream(self.rag, question, list(self.turns), **{**self.options, **options}):
+        merged: SearchOptions = {**self.options, **search_options(options)}
+        for event in chat_stream(self.rag, question, list(self.turns), self.gate, self.limits, **merged):
             if isinstance(event, Final):
                 self.remember(event.answer)
             yield event
 
-    def ask(self, question: str, **options: Any) -> Answer:
+    def ask(self, question: str, **options: Unpack[SearchOptions]) -> Answer:
         """Answer a (follow-up) question and remember the exchange."""
         return final_answer(self.stream(question, **options))
 

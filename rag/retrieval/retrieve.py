@@ -18,7 +18,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from rag.errors import EmptyStoreError, InvalidRequestError
 from rag.retrieval.lexical import PaperIndex
-from rag.settings import DECISIONS, RETRIEVER_MODES, RetrievalSettings, RetrieverMode
+from rag.settings import DECISIONS, RETRIEVER_MODES, RetrievalSettings, SearchOptions
 from rag.store.chroma import PaperStore, Stamp
 from rag.store.vectors import unit
 from rag.text.query import QueryIntent, parse
@@ -207,19 +207,15 @@ class PaperRetriever:
             fused = rrf([[p for p, _ in bm25], second.ranking()], self.cfg.rrf_k)
         return fused, dense
 
-    def retrieve(
-        self,
-        query: str,
-        top_k: int | None = None,
-        decisions: Sequence[str] | None = None,
-        mode: RetrieverMode | None = None,
-        pool: int | None = None,
-    ) -> Retrieval:
-        """The papers for a question, best first, with the intent that shaped the list.
+    def retrieve(self, query: str, options: SearchOptions | None = None, pool: int | None = None) -> Retrieval:
+        """The papers for a question asked with `options` (top_k, decisions, retriever), best first,
+        with the intent that shaped the list.
 
         `pool`: for a topic question, read this many candidates (an answer counts every one that meets
         the question and shows `shown_k` of them)."""
-        mode = mode or self.cfg.mode
+        options = options or {}
+        top_k, decisions = options.get("top_k"), options.get("decisions")
+        mode = options.get("retriever") or self.cfg.mode
         if mode not in RETRIEVER_MODES:
             raise InvalidRequestError(f"unknown retriever {mode!r}; use dense, bm25 or hybrid")
         check_decisions(decisions)  # before any work

@@ -15,7 +15,7 @@ from rag.events import Event, Final, Queued, Sources, final_answer
 from rag.export import ExportFormat
 from rag.gate import GenerationGate
 from rag.limits import check_request
-from rag.settings import Decision, RetrieverMode, ServerSettings
+from rag.settings import Decision, RetrieverMode, SearchOptions, ServerSettings
 from rag.types import Answer, Citation
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ class HistoryTurn(ChatTurn):
     )
 
 
-class SearchOptions(BaseModel):
+class RequestOptions(BaseModel):
     """The retrieval options every answering request may carry, and the JSON checks of a request."""
 
     top_k: int | None = Field(
@@ -96,8 +96,12 @@ class SearchOptions(BaseModel):
     def _text(cls, data: Any) -> Any:
         return request_json(data)
 
+    def options(self) -> SearchOptions:
+        """The request's options as the library takes them."""
+        return SearchOptions(top_k=self.top_k, decisions=self.decisions, retriever=self.retriever, show_all=self.show_all)
 
-class AskRequest(SearchOptions):
+
+class AskRequest(RequestOptions):
     """A question, optionally with the conversation so far. The limits (question length, history
     messages and characters, top_k) are the server's RAG_SERVER__MAX_*; /openapi.json states them."""
 
@@ -151,17 +155,7 @@ class Api:
         """Checked chat events."""
         check_request(req.question, req.history, req.top_k, self.limits)
         self.gate.check()
-        return chat_stream(
-            self.rag,
-            req.question,
-            req.history,
-            top_k=req.top_k,
-            decisions=req.decisions,
-            retriever=req.retriever,
-            show_all=req.show_all,
-            gate=self.gate,
-            limits=self.limits,
-        )
+        return chat_stream(self.rag, req.question, req.history, self.gate, self.limits, **req.options())
 
     def primed(self, req: AskRequest) -> tuple[list[Event], Iterator[Event]]:
         """Run the request up to its place in line or its retrieved sources, so a full line, store

@@ -25,7 +25,7 @@ from rag.serve.api import (
     Api,
     AskRequest,
     HistoryTurn,
-    SearchOptions,
+    RequestOptions,
     chain_events,
     close_events,
     sse,
@@ -93,7 +93,7 @@ class AssistantMessage(BaseModel):
 OpenAIMessage = Annotated[SystemMessage | UserMessage | AssistantMessage, Field(discriminator="role")]
 
 
-class ChatCompletionRequest(SearchOptions):
+class ChatCompletionRequest(RequestOptions):
     """OpenAI chat-completions request. The question is the last user message; the user and
     assistant messages before it are the history (the most recent that fit RAG_SERVER__MAX_HISTORY_*
     are kept); system/developer messages, messages after the question and the sampling fields

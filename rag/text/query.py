@@ -43,9 +43,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from rag.settings import DECISIONS
 from rag.text.terms import STOPWORDS, content_stems, stem
-
-DECISIONS = ("Oral", "Spotlight", "Poster")
 
 
 class QueryIntent(BaseModel):
