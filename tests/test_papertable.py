@@ -21,7 +21,8 @@ from rag.errors import StoreError
 from rag.retrieval.lexical import PaperIndex
 from rag.settings import RetrievalSettings, StoreSettings
 from rag.store.chroma import PaperStore, paper_table_path
-from rag.store.papertable import BM25_STOPWORDS, PaperTable, TableStamp, bm25_tokens
+from rag.store.papertable import PaperTable, TableStamp
+from rag.text.terms import BM25_STOPWORDS, bm25_tokens
 
 from .conftest import FULL_CORPUS, REPO, SEED_CORPUS, need, write_jsonl
 

@@ -229,7 +229,7 @@ class AnswerEngine(CustomQueryEngine):
         removed: Sequence[str] = (), raw: str = "", tokens: int | None = None, llm_called: bool = False,
     ) -> Generator[Event, None, Answer]:
         """The evidence answer, streamed an item at a time."""
-        single = verdict.intent.kind == "single" and len(verdict.items) == 1
+        single = verdict.focus.kind == "single" and len(verdict.items) == 1
         items, citations = evidence_answer_parts(verdict.items, retrieval.sources)
         related, related_citations = evidence_answer_parts(verdict.related, retrieval.sources)
         citations = sorted(citations + related_citations, key=lambda c: c.number)

@@ -38,6 +38,7 @@ from rag.text.followup import (
     shown_papers,
     thread_of,
 )
+from rag.text.terms import is_content, words
 from rag.types import Answer, Citation
 
 if TYPE_CHECKING:
@@ -71,15 +72,6 @@ HISTORY_TURNS = 3  # exchanges shown to the condense prompt
 HISTORY_MESSAGE_CHARS = 600
 CONDENSE_MAX_TOKENS = 64
 
-_STOP = frozenset(
-    """a an and are as at be been but by can could did do does for from had has have how i if in into
-    is it its itself me more most my no not of on one ones or our over same so some such than that the
-    their them then there these they this those to too up us was we were what when where which while who
-    whom why will with would you your about also any both each else other others paper papers work works
-    study studies method methods approach model models show tell explain describe give please just only
-    first second third fourth fifth last 1st 2nd 3rd 4th 5th use uses used using propose proposes
-    proposed""".split()
-)
 _REFERRING = re.compile(
     r"\b(it|its|they|them|their|theirs|this|that|these|those|he|she|his|her|former|latter|above|"
     r"previous|same|aforementioned|first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|"
@@ -131,8 +123,13 @@ class Rewrite:
     llm_output: str = ""
 
 
+# Words that never make a follow-up stand on its own, besides stop and framing words (rag.text.terms).
+_NOT_A_TOPIC = frozenset({*_ORDINALS, "last", "else", "about", "us"})
+
+
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9][a-z0-9\-]*", text.lower()) if w not in _STOP and len(w) > 1}
+    """The content words of a question (rag.text.terms), without ordinals and the like."""
+    return {w for w in words(text) if len(w) > 1 and is_content(w) and w not in _NOT_A_TOPIC}
 
 
 def reference_titles(turn: ChatTurn) -> dict[int, str]:

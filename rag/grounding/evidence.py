@@ -34,7 +34,7 @@ from rag.grounding.admission import (
 )
 from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
-from rag.text.query import QueryIntent, strip_frame
+from rag.text.query import QueryIntent, answer_shape, strip_frame
 from rag.text.reading import Reading, Unit, read
 from rag.text.roles import OWN
 from rag.text.terms import NEGATIONS, TermStats, content_stems, entities, stem, words
@@ -76,8 +76,9 @@ DETAIL_KINDS: dict[str, tuple[str, ...]] = {
 
 
 @dataclass
-class Intent:
-    """What the question wants: one paper or a list; which retrieved papers it names."""
+class Focus:
+    """What an answer focuses on: one paper or a list (the question's reading), and which retrieved
+    papers the question names."""
 
     kind: Literal["list", "single"]
     named: list[int] = field(default_factory=list)  # source numbers whose name the question uses
@@ -95,31 +96,19 @@ class Item:
     missing: list[str] = field(default_factory=list)  # constraints a related paper does not state
 
 
-_LIST = re.compile(
-    r"\b(papers|works|studies|approaches|methods|techniques|models|benchmarks|datasets|list|overview|"
-    r"survey|what are|are there|any (?:paper|work)s?|trends?|directions?)\b",
-    re.I,
-)
-_SINGLE = re.compile(
-    r"\b(?:which|what)\s+(?:iclr\s*2025\s+)?(?:paper|work|study|article|method|model|benchmark|dataset|"
-    r"framework|approach|system)\b|\bthe\s+(?:paper|work|study)\b|^\s*(?:what|who)\s+(?:is|was|does|did)\b|"
-    r"^\s*how\s+(?:does|did|is)\b",
-    re.I,
-)
-
-
-def question_intent(question: str, sources: Sequence[Source], stats: TermStats | None = None) -> Intent:
-    """List or single paper, and the retrieved papers the question names (title words or acronym)."""
-    kind: Literal["list", "single"] = "single" if _SINGLE.search(question) else "list"
-    if kind == "single" and re.search(r"\b(?:papers|works|studies)\b", question, re.I):
-        kind = "list"
+def question_focus(
+    question: str, sources: Sequence[Source], stats: TermStats | None = None, list_question: bool = False
+) -> Focus:
+    """The answer's shape (rag.text.query.answer_shape), and the retrieved papers the question names
+    (title words or acronym)."""
+    kind = answer_shape(question, list_question)
     qnames = names(question, stats)
     named = [s.number for s in sources if names_paper(question, s.title, qnames)]
     if not named:  # a rare name the abstract uses ("GGMI", "mCoder") names the paper too
         named = [
             s.number for s in sources if any(set(words(n)) <= set(words(s.text)) for n in qnames)
         ]
-    return Intent(kind=kind, named=named, names=qnames)
+    return Focus(kind=kind, named=named, names=qnames)
 
 
 RARE_NAME_DF = 5  # a name used by more papers than this is a common term (GPUs, LLMs, CLIP)
@@ -333,7 +322,7 @@ class Assessment:
 
     answerable: bool
     reason: str  # in plain words: shown to people
-    intent: Intent
+    focus: Focus
     items: list[Item] = field(default_factory=list)
     coverage: float = 0.0  # best rarity-weighted share of the ask that one paper contains
     reading: Reading | None = None
@@ -358,10 +347,10 @@ def strict_reading(question: str, reading: Reading) -> bool:
     return is_question(question) or n_words <= 6
 
 
-def _refuse(reason: str, intent: Intent, coverage: float = 0.0, **scores: float) -> Assessment:
+def _refuse(reason: str, focus: Focus, coverage: float = 0.0, **scores: float) -> Assessment:
     if scores:
         logger.info("refusing (%s): %s", reason, ", ".join(f"{k} {v:.3g}" for k, v in scores.items()))
-    return Assessment(False, reason, intent, coverage=coverage, scores=dict(scores))
+    return Assessment(False, reason, focus, coverage=coverage, scores=dict(scores))
 
 
 def assess(
@@ -383,30 +372,27 @@ def assess(
     would show (the rest are a deeper pool read for counting). `anchor`: the paper of a "similar to"
     question."""
     cfg = cfg or EvidenceConfig()
-    intent = question_intent(question, sources, stats)
-    if query is not None:
-        if query.named_ids:  # the catalog knows which papers the question names
-            ids = {s.paper_id: s.number for s in sources}
-            intent.named = list(dict.fromkeys([ids[p] for p in query.named_ids if p in ids] + intent.named))
-        if query.list_question:
-            intent.kind = "list"
+    focus = question_focus(question, sources, stats, query is not None and query.list_question)
+    if query is not None and query.named_ids:  # the catalog knows which papers the question names
+        ids = {s.paper_id: s.number for s in sources}
+        focus.named = list(dict.fromkeys([ids[p] for p in query.named_ids if p in ids] + focus.named))
     if not sources:
-        return Assessment(False, "nothing was retrieved", intent)
+        return Assessment(False, "nothing was retrieved", focus)
     if query is not None and query.kind in ("author", "similar"):
-        return _listing(question, query, sources, embed, intent, stats, cfg.similar_margin, anchor)
+        return _listing(question, query, sources, embed, focus, stats, cfg.similar_margin, anchor)
     scope = out_of_scope(question)
     if scope:
-        return Assessment(False, scope, intent)
+        return Assessment(False, scope, focus)
     if about_the_venue(question):
-        return Assessment(False, "the abstracts say nothing about the conference itself", intent)
+        return Assessment(False, "the abstracts say nothing about the conference itself", focus)
     # The answerability checks read the papers an answer would show (the first `head`), as they did
     # before a deeper pool was read for counting: a word in the 30th candidate answers nothing.
     top = list(sources[: head or len(sources)])
     found = set(words(" ".join(f"{s.title} {s.text}" for s in top)))
-    unknown = [n for n in intent.names if not set(words(n)) <= found] if is_question(question) else []
+    unknown = [n for n in focus.names if not set(words(n)) <= found] if is_question(question) else []
     if unknown:
-        return Assessment(False, f"no retrieved paper mentions {unknown[0]}", intent)
-    named_titles = [s.title for s in sources if s.number in intent.named]
+        return Assessment(False, f"no retrieved paper mentions {unknown[0]}", focus)
+    named_titles = [s.title for s in sources if s.number in focus.named]
     terms = ask_terms(question, named_titles)
     all_terms = ask_terms(question)
     reading = read(question, query.search_text if query is not None and query.search_text else None)
@@ -419,9 +405,9 @@ def assess(
     for source in top:
         paper_have = set(adm.papers[source.number].title_stems).union(*adm.papers[source.number].stems)
         # A named paper answers with its own words; others must contain the whole ask.
-        paper_terms = terms if source.number in intent.named else all_terms
+        paper_terms = terms if source.number in focus.named else all_terms
         coverage = max(coverage, weighted_coverage(paper_terms, paper_have, stats))
-        if source.number in intent.named:
+        if source.number in focus.named:
             missing = sum(stats.idf(t) for t in paper_terms if t not in paper_have)
             if missing < named_missing:
                 total = sum(stats.idf(t) for t in paper_terms) or 1.0
@@ -429,7 +415,7 @@ def assess(
 
     by_number = {s.number: s for s in sources}
     lexical_top = sorted(top, key=lambda s: -adm.judgements[s.number].fit)[:3]
-    shown = intent.named or [s.number for s in lexical_top]
+    shown = focus.named or [s.number for s in lexical_top]
     evidence_text = " ".join(by_number[n].text + " " + by_number[n].title for n in shown)
     evidence_stems = {stem(w) for w in words(evidence_text)}
     units = adm.units()
@@ -437,8 +423,8 @@ def assess(
     def about_named(out: Assessment, what: str) -> Assessment:
         """A refusal about a named paper also says what that paper is about (its own best sentence)."""
         out.explain = what
-        if intent.named:
-            out.related = _items(question, intent.named[:1], adm, embed, stats, reading, units, all_terms, intent, cfg)
+        if focus.named:
+            out.related = _items(question, focus.named[:1], adm, embed, stats, reading, units, all_terms, focus, cfg)
         out.reading = reading
         return out
 
@@ -446,37 +432,37 @@ def assess(
         kind, phrase = detail.split(": ", 1)
         if not {stem(w) for w in words(phrase)} <= evidence_stems:
             return about_named(
-                _refuse(f"abstracts do not give {kind} ({phrase})", intent, coverage),
+                _refuse(f"abstracts do not give {kind} ({phrase})", focus, coverage),
                 f"Abstracts do not give {kind} ({phrase}).",
             )
     if _QUANTITY.search(question) and not re.search(r"\d", evidence_text):
         return about_named(
-            _refuse("the question asks for a number the abstracts do not give", intent, coverage),
+            _refuse("the question asks for a number the abstracts do not give", focus, coverage),
             "The question asks for a number the abstracts do not give.",
         )
     claim = asserted_claim(question)
     if claim:
         best_claim = max(claim_coverage(claim, s, stats) for s in top)
         if best_claim < cfg.claim_coverage:
-            out = _refuse(f"no abstract here states that {claim}", intent, coverage, claim_share=best_claim)
+            out = _refuse(f"no abstract here states that {claim}", focus, coverage, claim_share=best_claim)
             out.premise = f"that {claim}"
             return out
     # A "how"/"what do they find" question about a named paper is answered by its method or result
     # sentences even when it words them differently; a question for a fact it lacks is refused.
     asks_fact = reading.asks not in ("method", "finding", "reason")
     if (
-        is_question(question) and intent.named and asks_fact
+        is_question(question) and focus.named and asks_fact
         and named_missing >= cfg.named_missing and named_share >= cfg.named_missing_share
     ):
         return about_named(
-            _refuse("the abstract of the paper it names does not say what it asks", intent, coverage,
+            _refuse("the abstract of the paper it names does not say what it asks", focus, coverage,
                     missing_weight=named_missing),
             "The abstract of the paper it names does not say this.",
         )
-    if not intent.named and coverage < cfg.min_coverage and (best_dense or 0.0) < cfg.coverage_dense:
-        return _refuse("no retrieved abstract contains what the question asks", intent, coverage, ask_coverage=coverage)
+    if not focus.named and coverage < cfg.min_coverage and (best_dense or 0.0) < cfg.coverage_dense:
+        return _refuse("no retrieved abstract contains what the question asks", focus, coverage, ask_coverage=coverage)
     if (best_dense is None or best_dense < cfg.dense_floor) and coverage < 0.9:
-        return _refuse("nothing retrieved is close to the question", intent, coverage, best_dense=best_dense or 0.0)
+        return _refuse("nothing retrieved is close to the question", focus, coverage, best_dense=best_dense or 0.0)
 
     order = [s.number for s in sources]
     if strict and not reading.constraints and not any(adm.judgements[n].admitted for n in order):
@@ -484,7 +470,7 @@ def assess(
         # reading is likelier wrong than the topic absent (the refusal checks above passed), so the
         # best-scoring papers answer, as for a description.
         strict = False
-    list_question = query.list_question if query is not None else intent.kind == "list"
+    list_question = query.list_question if query is not None else focus.kind == "list"
     if strict and not list_question and not any(adm.judgements[n].admitted for n in order):
         # "Which paper ...?" asks for one paper in its own words: its phrases paraphrase the paper,
         # so they rank rather than exclude, unless no paper shown holds a good part of what it says,
@@ -502,7 +488,7 @@ def assess(
         if best >= cfg.single_share and named_rarest:
             strict = False
     if strict:
-        matching = [n for n in order if n in intent.named or adm.judgements[n].admitted]
+        matching = [n for n in order if n in focus.named or adm.judgements[n].admitted]
         related = sorted(
             (n for n in order if n not in matching and adm.judgements[n].related),
             key=lambda n: (len(adm.judgements[n].missing), -adm.judgements[n].fit),
@@ -520,17 +506,17 @@ def assess(
         matching = [n for n in matching if gives(n)]
         if not matching:
             kind, phrase = details[0].split(": ", 1)
-            return _refuse(f"no listed abstract gives {kind} ({phrase})", intent, coverage)
+            return _refuse(f"no listed abstract gives {kind} ({phrase})", focus, coverage)
 
-    single = intent.kind == "single" and not intent.named
-    limit = max_items or (3 if intent.kind == "single" else len(order))
+    single = focus.kind == "single" and not focus.named
+    limit = max_items or (3 if focus.kind == "single" else len(order))
     # Sentences are embedded for the papers that can be shown, not the whole pool: the pool is ranked
     # by how fully each paper meets the question, then by its retrieval rank.
     if strict:
         rank = {n: i for i, n in enumerate(order)}
-        matching.sort(key=lambda n: -(adm.judgements[n].fit + 1.0 / (1.0 + rank[n] / 10)) - (n in intent.named) * 10)
+        matching.sort(key=lambda n: -(adm.judgements[n].fit + 1.0 / (1.0 + rank[n] / 10)) - (n in focus.named) * 10)
     chosen = matching[:limit]
-    items = _items(question, chosen, adm, embed, stats, reading, units, all_terms, intent, cfg)
+    items = _items(question, chosen, adm, embed, stats, reading, units, all_terms, focus, cfg)
     items.sort(key=lambda it: -it.score)
     if not strict:
         best_score = items[0].score if items else 0.0
@@ -538,23 +524,23 @@ def assess(
             it for it in items
             if it.score >= cfg.min_item_score
             and it.score >= cfg.relative_item_score * best_score
-            and (it is items[0] or it.coverage >= cfg.min_item_coverage or it.number in intent.named)
+            and (it is items[0] or it.coverage >= cfg.min_item_coverage or it.number in focus.named)
         ]
         matching = [it.number for it in items]
     else:
         ranked = [it.number for it in items]
         matching = ranked + [n for n in matching if n not in ranked]
-    if intent.named:
-        items = [it for it in items if it.number in intent.named] + [it for it in items if it.number not in intent.named]
+    if focus.named:
+        items = [it for it in items if it.number in focus.named] + [it for it in items if it.number not in focus.named]
         # "How does NoPoSplat …?" names one paper by the name its abstract gives it: the question is about it
-        about_one = len(intent.named) == 1 and not list_question and any(it.number in intent.named for it in items)
-        if intent.kind != "list" and ((query is not None and query.kind == "named") or about_one):
-            items = [it for it in items if it.number in intent.named]  # the question is about that paper
+        about_one = len(focus.named) == 1 and not list_question and any(it.number in focus.named for it in items)
+        if focus.kind != "list" and ((query is not None and query.kind == "named") or about_one):
+            items = [it for it in items if it.number in focus.named]  # the question is about that paper
     if single and strict:
         limit = min(limit, 3)
     # Related papers are shown beside a list, or instead of an answer; one paper asked for is answer enough.
     show_related = list_question or not items
-    rel_items = _items(question, related[:3] if show_related else [], adm, embed, stats, reading, units, all_terms, intent, cfg)
+    rel_items = _items(question, related[:3] if show_related else [], adm, embed, stats, reading, units, all_terms, focus, cfg)
     for it in rel_items:
         it.missing = list(adm.judgements[it.number].missing)
     scores = {"ask_coverage": coverage, "matching": float(len(matching)), "related": float(len(related))}
@@ -564,11 +550,11 @@ def assess(
             reason = "no abstract here states all of it: " + _missing_phrase(rel_items)
         else:
             reason = "no abstract sentence answers the question"
-        out = _refuse(reason, intent, coverage, **scores)
+        out = _refuse(reason, focus, coverage, **scores)
         out.reading, out.related, out.premise = reading, rel_items, premise
         return out
     return Assessment(
-        True, "answered from the abstracts", intent, items[:limit], coverage,
+        True, "answered from the abstracts", focus, items[:limit], coverage,
         reading=reading, matching=matching, related=rel_items, scores=scores,
     )
 
@@ -590,7 +576,7 @@ def _items(
     reading: Reading,
     units: Sequence[Unit],
     all_terms: Sequence[str],
-    intent: Intent,
+    focus: Focus,
     cfg: EvidenceConfig,
 ) -> list[Item]:
     """Each paper's one or two sentences that answer, by closeness to the question, the question's
@@ -660,7 +646,7 @@ def _items(
         ):
             chosen.append(second[1])
         j = adm.judgements[paper.source.number]
-        score = best + cfg.fit_weight * j.fit + (0.3 if paper.source.number in intent.named else 0.0)
+        score = best + cfg.fit_weight * j.fit + (0.3 if paper.source.number in focus.named else 0.0)
         items.append(
             Item(paper.source.number, [paper.sentences[i] for i in sorted(chosen)], score, lex0)
         )
@@ -668,7 +654,7 @@ def _items(
 
 
 def _listing(
-    question: str, query: QueryIntent, sources: Sequence[Source], embed: EmbedFn, intent: Intent, stats: TermStats,
+    question: str, query: QueryIntent, sources: Sequence[Source], embed: EmbedFn, focus: Focus, stats: TermStats,
     similar_margin: float = 0.1,
     anchor: Source | None = None,
 ) -> Assessment:
@@ -716,6 +702,6 @@ def _listing(
                     it.missing = [reading.describe()]
                 items = on_topic
     return Assessment(
-        True, why, intent, items, coverage=1.0, matching=[it.number for it in items], related=related,
+        True, why, focus, items, coverage=1.0, matching=[it.number for it in items], related=related,
         reading=reading,
     )

@@ -68,7 +68,7 @@ def evidence_answer_parts(
 def count_line(verdict: Assessment, shown: int) -> str:
     """'23 papers here meet this; the 10 most relevant:' for a list answer (empty for one paper)."""
     n = len(verdict.matching_ids) or len(verdict.matching)
-    if verdict.intent.kind != "list" or n == 0:
+    if verdict.focus.kind != "list" or n == 0:
         return ""
     what = f" ({verdict.reading.describe()})" if verdict.reading is not None and verdict.reading.constraints else ""
     if n > shown:

@@ -23,9 +23,9 @@ from rag.errors import EmptyStoreError, StoreError
 from rag.ingest.corpus import Paper
 from rag.settings import RetrievalSettings
 from rag.store.chroma import PaperStore
-from rag.store.papertable import PaperRow, PaperTable, TableStamp, bm25_tokens
+from rag.store.papertable import PaperRow, PaperTable, TableStamp
 from rag.text.query import Catalog
-from rag.text.terms import PhraseStats, TermStats
+from rag.text.terms import PhraseStats, TermStats, bm25_tokens
 from rag.types import Source
 
 logger = logging.getLogger(__name__)

@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import pickle
-import re
 import sqlite3
 import threading
 import time
@@ -38,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
-from rag.text.terms import stem_set
+from rag.text.terms import BM25_TOKENIZER as TOKENIZER
+from rag.text.terms import bm25_tokens, stem_set
 
 try:
     import fcntl
@@ -48,28 +48,6 @@ except ImportError:  # not POSIX: the in-process lock only
 logger = logging.getLogger(__name__)
 
 SCHEMA = "3"
-TOKENIZER = "bm25s-en-snowball-1"  # how the BM25 terms were made; another one means a rebuild
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s' default pattern
-# bm25s.stopwords.STOPWORDS_EN (a test checks they agree; importing bm25s costs seconds: scipy).
-BM25_STOPWORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then there "
-    "these they this to was will with".split()
-)
-_STEMMER: Any = None
-
-
-def bm25_tokens(text: str) -> list[str]:
-    """The words of a text as BM25 indexes them (bm25s' tokenization: lower case, `\\w\\w+`, its
-    English stop words out, Snowball stems)."""
-    global _STEMMER
-    if _STEMMER is None:
-        import Stemmer
-
-        _STEMMER = Stemmer.Stemmer("english")
-    words = [w for w in _TOKEN.findall(text.lower()) if w not in BM25_STOPWORDS]
-    return list(_STEMMER.stemWords(words))
-
-
 SQLITE_CACHE_KB = 256  # page cache of each thread's connection to a table
 
 

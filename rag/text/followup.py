@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from rag.text.citations import MARKER, RELATED_HEADING, marker_numbers
 from rag.text.query import DECISIONS
-from rag.text.terms import STOPWORDS
+from rag.text.terms import STOPWORDS, stem, words
 
 FollowKind = Literal["metadata", "detail", "narrow", "compare", "similar", "show_all", "missing"]
 MetaField = Literal["authors", "decision", "link", "title"]
@@ -330,10 +330,8 @@ _WEAK = frozenset({"first", "second", "third", "fourth", "fifth", "last", "other
 
 def _stems_of(text: str) -> set[str]:
     """Stems of a text's words; a plural also as its singular ("RNNs" holds "RNN")."""
-    from rag.text.terms import stem
-
     out = set()
-    for w in re.findall(r"[a-z0-9]+", text.lower()):
+    for w in words(text):
         if w not in STOPWORDS:
             out.add(stem(w))
             if len(w) > 3 and w.endswith("s"):
@@ -399,7 +397,7 @@ _GENERIC_ACRONYMS = frozenset(
 
 
 def _content(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS and len(w) > 2}
+    return {w for w in words(text) if w not in STOPWORDS and len(w) > 2}
 
 
 @dataclass

@@ -44,7 +44,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from rag.settings import DECISIONS
-from rag.text.terms import STOPWORDS, content_stems, stem
+from rag.text.terms import STOPWORDS, content_stems, stem, word_spans
 
 
 class QueryIntent(BaseModel):
@@ -63,7 +63,6 @@ def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_TOKEN = re.compile(r"[^\W_]+(?:['’]s(?![^\W_]))?")  # a word, with its possessive "'s" if any
 _TRANSLIT = str.maketrans({"ł": "l", "đ": "d", "ø": "o", "æ": "ae", "œ": "oe", "ı": "i", "ð": "d", "þ": "th"})
 _UMLAUT = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue"})
 _PAPERISH = _set("paper papers work works publication publications research articles contributions")
@@ -75,7 +74,7 @@ _WROTE = _set(
 _LOOSE = _PAPERISH | _WROTE | _set("by authors coauthors")
 _BACK = _AUX | _set("by authored written coauthored co of from")
 _FILLER = STOPWORDS | _PAPERISH | _ADJ | _set("list show find give get me et al")
-_DEC = {"oral": "Oral", "spotlight": "Spotlight", "poster": "Poster"}
+_DEC = {d.lower(): d for d in DECISIONS}
 _DEC_NEXT = _set("paper papers presentation presentations talk talks session sessions track work works")
 _LIKE_PREV = _set("papers paper works work studies more ones something anything others else is are those")
 _SINGULAR = _set("paper work study article method model benchmark dataset framework approach system one")
@@ -100,7 +99,7 @@ def fold(text: str, umlaut: bool = False) -> str:
 
 def _tokens(text: str) -> list[_Tok]:
     out = []
-    for m in _TOKEN.finditer(unicodedata.normalize("NFC", text)):
+    for m in word_spans(text):
         raw = m.group()
         poss = len(raw) > 2 and raw[-2] in "'’"
         raw = raw[:-2] if poss else raw
@@ -114,7 +113,7 @@ def _stop(q: str, toks: list[_Tok], k: int, marks: str = ",;:?!.()") -> bool:
 
 
 def _words(text: str, umlaut: bool = False) -> list[str]:
-    words = (t[:-2] if len(t) > 2 and t[-2] in "'’" else t for t in _TOKEN.findall(text))
+    words = (t[:-2] if len(t) > 2 and t[-2] in "'’" else t for t in (m.group() for m in word_spans(text)))
     return [w for w in (fold(t, umlaut) for t in words) if w]
 
 
@@ -361,6 +360,25 @@ def _is_list(low: list[str], q: str) -> bool:
     return not (low[0] in _QWORDS or q.rstrip().endswith("?"))  # a heading ("Model merging") asks for a list
 
 
+# The answer's shape: one paper for "which paper …", "what is …", "how does …" unless the question
+# names several ("papers", "works"); a list otherwise, and for every question `_is_list` reads as one
+# (list_question decides how deep retrieval reads; this, how many papers an answer shows).
+_ONE_PAPER = re.compile(
+    r"\b(?:which|what)\s+(?:iclr\s*2025\s+)?(?:paper|work|study|article|method|model|benchmark|dataset|"
+    r"framework|approach|system)\b|\bthe\s+(?:paper|work|study)\b|^\s*(?:what|who)\s+(?:is|was|does|did)\b|"
+    r"^\s*how\s+(?:does|did|is)\b",
+    re.I,
+)
+_SEVERAL = re.compile(r"\b(?:papers|works|studies)\b", re.I)
+
+
+def answer_shape(question: str, list_question: bool = False) -> Literal["list", "single"]:
+    """"single" when the question asks for one paper, else "list" (always when `list_question`)."""
+    if list_question or not _ONE_PAPER.search(question) or _SEVERAL.search(question):
+        return "list"
+    return "single"
+
+
 def _authors(cat: Catalog, toks: list[_Tok], q: str, notes: list[str], cut: list) -> list:
     low, spans, seen = [t.low for t in toks], cat._match_authors(toks, q), set()
     for i, j, found in spans:
@@ -422,12 +440,12 @@ _FRAME = frozenset(
     iclr 2025 at in the a an of on for from that this these those propose proposes proposed introduce
     introduces recent new novel i we you please explain describe summarize summarise overview""".split()
 )
-_WORD_SPAN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
 def strip_frame(text: str) -> str:
     """The text without its leading and trailing question framing (unchanged if nothing else is left)."""
-    spans = [m.span() for m in _WORD_SPAN.finditer(text)]
+    text = unicodedata.normalize("NFC", text)  # the text word_spans' positions refer to
+    spans = [m.span() for m in word_spans(text)]
     words = [fold(text[a:b]) for a, b in spans]
     i, j = 0, len(spans)
     while i < j and words[i] in _FRAME:

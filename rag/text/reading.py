@@ -28,7 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rag.text.terms import FRAMING, PROPOSAL_VERBS, STOPWORDS, folded, stem
+from rag.text.terms import FRAMING, PROPOSAL_VERBS, STOPWORDS, compounds, stem, words
 
 Asks = Literal["method", "reason", "finding", "benchmark", "theory", "comparison", "papers"]
 FacetKind = Literal["topic", "technique", "setting", "direction"]
@@ -172,7 +172,6 @@ SOFT = frozenset(
     coping fine-tune fine-tunes fine-tuning finetune finetunes finetuning tune tunes train trains learn learns
     use uses apply applies improve improves improving enhance enhances boost boosts better""".split()
 )
-_WORD = re.compile(r"[a-z0-9]+(?:[.'\-+][a-z0-9]+)*")
 
 
 class Unit(BaseModel):
@@ -219,7 +218,6 @@ class Reading(BaseModel):
         return head or rest
 
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:[.'\-+][a-z0-9]+)*|[,/]")
 _PARENS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 # Where a question stops stating what it wants: a contrast ("rather than X", "as opposed to X", "not
 # new attacks"), examples ("such as X", "e.g. X"), or a second question ("…, and how do they …").
@@ -236,14 +234,14 @@ def clean(text: str) -> str:
     and a trailing second question."""
     text = _PARENS.sub(" ", text)
     cut = _CUT.sub(" ", text)
-    return cut if _WORD.search(cut) else text
+    return cut if words(cut) else text
 
 
 def _tokens(text: str) -> list[str]:
     """Lower-case words of a text, with its commas and slashes kept as tokens (they join options)."""
     out: list[str] = []
     for part in re.split(r"\s*[,;]\s*", text):
-        found = _TOKEN.findall(folded(part).replace("/", " / "))
+        found = compounds(part)
         if found:
             out += ([","] if out else []) + found
     return out
@@ -323,18 +321,18 @@ def _either(options: list[list[str]]) -> Unit | None:
     """One unit met by any of several phrasings ("diffusion or flow-matching", "A, B or C")."""
     alts: list[tuple[str, ...]] = []
     texts = []
-    for words in options:
-        texts.append(" ".join(words))
-        if len([w for w in words if _is_content(w)]) > 1 and words[-1] in _GENERIC_HEADS:
-            words = words[:-1]  # "dynamic data" is anything dynamic: the head noun says nothing of its own
-        units = _phrase_units(words)
+    for option in options:
+        texts.append(" ".join(option))
+        if len([w for w in option if _is_content(w)]) > 1 and option[-1] in _GENERIC_HEADS:
+            option = option[:-1]  # "dynamic data" is anything dynamic: the head noun says nothing of its own
+        units = _phrase_units(option)
         if not units:
             texts.pop()
             continue
         if len(units) == 1:
             alts += units[0].alternatives
         else:  # a phrase: its content words in order (hyphenated ones as their parts)
-            alts.append(tuple(stem(p) for w in words for p in w.split("-") if p and _is_content(p)))
+            alts.append(tuple(stem(p) for w in option for p in w.split("-") if p and _is_content(p)))
     if not alts:
         return None
     return Unit(text=" or ".join(texts), alternatives=list(dict.fromkeys(alts)))

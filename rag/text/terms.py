@@ -31,6 +31,24 @@ STOPWORDS = frozenset(
     shall one ones s t using use used uses based""".split()
 )
 
+# BM25's view of words, which the stored paper table was built with (rag/store/papertable.py):
+# bm25s' tokenization (lower case, `\w\w+`, its English stop words out, Snowball stems), kept as
+# bm25s has it so that its index and this one agree (a test compares them). Another tokenizer needs
+# a new BM25_TOKENIZER name: the paper table then rebuilds its terms.
+BM25_TOKENIZER = "bm25s-en-snowball-1"
+_BM25_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s' default pattern
+# bm25s.stopwords.STOPWORDS_EN (importing bm25s costs seconds: scipy).
+BM25_STOPWORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there "
+    "these they this to was will with".split()
+)
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """The words of a text as BM25 indexes them."""
+    return list(_STEMMER.stemWords([w for w in _BM25_TOKEN.findall(text.lower()) if w not in BM25_STOPWORDS]))
+
+
 # Words that frame a claim or a question rather than carry its content: "This paper proposes X"
 # states X, and "Which ICLR 2025 papers study X?" asks about X.
 FRAMING = frozenset(
@@ -78,6 +96,23 @@ def folded(text: str) -> str:
 def words(text: str) -> list[str]:
     """Lower-case word tokens; hyphenated compounds come apart ("vision-language" → two words)."""
     return _WORD.findall(folded(text).replace("-", " ").replace("/", " "))
+
+
+# The two other views of words, both for reading questions (rag/text/query.py, rag/text/reading.py):
+# words as written, with their positions (names and authors keep their case), and lower-case words
+# with compounds kept whole and the commas and slashes that join a question's options.
+_WORD_SPAN = re.compile(r"[^\W_]+(?:['’]s(?![^\W_]))?")  # a word, with its possessive "'s" if any
+_COMPOUND = re.compile(r"[a-z0-9]+(?:[.'\-+][a-z0-9]+)*|[,/]")
+
+
+def word_spans(text: str) -> list[re.Match[str]]:
+    """The words of `text` (NFC) as written, each with its possessive "'s" and its position."""
+    return list(_WORD_SPAN.finditer(unicodedata.normalize("NFC", text)))
+
+
+def compounds(text: str) -> list[str]:
+    """Lower-case words of a text with compounds whole ("vision-language"), and "," and "/" as tokens."""
+    return _COMPOUND.findall(folded(text).replace("/", " / "))
 
 
 @lru_cache(maxsize=200_000)
