@@ -10,7 +10,7 @@ Several processes may use one store (a server answering while `rag ingest` or `r
   another process's writes (its metadata reads do). When another process wrote, the one client this
   process holds for that directory (`_Connection`, shared by every PaperStore on it) is closed and
   opened again; the other stores of the process are untouched. Calls in flight finish first.
-* **One writer at a time**: writes to an embedded store hold an exclusive `flock` on `rag-write.lock`
+* **One writer at a time**: writes to an embedded store hold an exclusive lock (filelock) on `rag-write.lock`
   in the store directory (`PaperStore.writing()`); another writer waits `lock_timeout` seconds and
   then fails with `StoreBusyError`. Readers take no lock.
 * **The paper table** (rag.papertable, a SQLite file beside the store): every write changes it for
@@ -28,7 +28,6 @@ import re
 import secrets
 import sqlite3
 import threading
-import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from urllib.parse import urlparse
 
 from rag.errors import StoreError
 from rag.settings import StoreSettings
+from rag.store.locks import ProcessLock
 from rag.store.papertable import PaperTable, TableStamp
 from rag.store.vectors import unit
 
@@ -189,9 +189,7 @@ class _Connection:
         self.client = open_client(cfg)
         self.generation = 0  # reopens so far; a PaperStore fetches its collection again after one
         self.writes = 0  # revisions this process wrote
-        self._writer = threading.RLock()
-        self._depth = 0
-        self._lock_fd: int | None = None
+        self._writer = ProcessLock(self.path / LOCK_FILE)
 
     # -- revision (embedded store) ------------------------------------------------------------
     def read_revision(self) -> str:
@@ -257,70 +255,28 @@ class _Connection:
         if not self.embedded:  # a Chroma server orders writes itself
             yield True
             return
-        if not self._writer.acquire(timeout=timeout):
-            raise StoreBusyError(self._busy(f"{os.getpid()}, another thread of this process", timeout))
-        try:
-            outermost = self._depth == 0
-            if outermost:
-                self._lock_fd = self._flock(timeout)
-            self._depth += 1
+
+        def waiting(holder: str) -> None:
+            logger.info("another process (pid %s) is writing to %s: waiting up to %gs", holder, self.path, timeout)
+
+        def busy(holder: str) -> Exception:
+            return StoreBusyError(self._busy(holder, timeout))
+
+        with contextlib.ExitStack() as held:
             try:
-                yield outermost
-            finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._unlock()
-        finally:
-            self._writer.release()
+                outermost = held.enter_context(self._writer.hold(timeout, waiting, busy))
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot write to the store at {self.path}: {exc.strerror} (creating {LOCK_FILE}); "
+                    "a write needs a writable store directory"
+                ) from exc
+            yield outermost
 
     def _busy(self, holder: str, timeout: float) -> str:
+        if holder == str(os.getpid()):
+            holder = f"{holder}, another thread of this process"
         return (f"store busy: another process (pid {holder}) is writing to {self.path}; try again when it "
                 f"finishes (waited {timeout:g}s, RAG_STORE__LOCK_TIMEOUT)")
-
-    def _flock(self, timeout: float) -> int | None:
-        if fcntl is None:
-            return None
-        path = self.path / LOCK_FILE
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot write to the store at {self.path}: {exc.strerror} (creating {LOCK_FILE}); "
-                "a write needs a writable store directory"
-            ) from exc
-        deadline = time.monotonic() + timeout
-        waited = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise StoreBusyError(self._busy(holder, timeout)) from None
-                if not waited:
-                    waited = True
-                    logger.info("another process (pid %s) is writing to %s: waiting up to %gs", holder,
-                                self.path, timeout)
-                time.sleep(0.05)
-            except OSError as exc:
-                os.close(fd)
-                raise StoreError(f"cannot lock the store at {self.path} for writing: {exc.strerror}") from exc
-        with contextlib.suppress(OSError):  # who holds it, for the message another writer prints
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        return fd
-
-    def _unlock(self) -> None:
-        fd, self._lock_fd = self._lock_fd, None
-        if fd is None or fcntl is None:
-            return
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, 0)
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 _CONNECTIONS: dict[str, _Connection] = {}
@@ -534,7 +490,7 @@ class PaperStore:
         table = self.table
         if table.stamp() == self._table_stamp(self.sync()):
             return table
-        with table.lock.hold(table.LOCK_TIMEOUT, "rebuilding it"):  # a writer's change commits first
+        with table.locked("rebuilding it"):  # a writer's change commits first
             self._refresh_table(table)
         return table
 
@@ -554,7 +510,7 @@ class PaperStore:
         made current first (rebuilt if it was not), then stamped with the store's new revision. A
         failed Chroma write leaves the table as it was and stale (readers rebuild it)."""
         table = self.table
-        with self.writing(), table.lock.hold(table.LOCK_TIMEOUT, what):
+        with self.writing(), table.locked(what):
             self._refresh_table(table)
             result = self._write(what, call)
             try:
@@ -597,7 +553,7 @@ class PaperStore:
             collection.modify(metadata=meta)
 
         table = self.table
-        with self.writing(), table.lock.hold(table.LOCK_TIMEOUT, "recording the embedding model"):
+        with self.writing(), table.locked("recording the embedding model"):
             current = table.stamp() == self._table_stamp()
             self._write("recording the embedding model", modify)
             if current:  # no paper moved: the table stays current

@@ -37,13 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
+from rag.store.locks import ProcessLock
 from rag.text.terms import BM25_TOKENIZER as TOKENIZER
 from rag.text.terms import bm25_tokens, stem_set
-
-try:
-    import fcntl
-except ImportError:  # not POSIX: the in-process lock only
-    fcntl = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -111,56 +107,6 @@ def papers_from_chunks(chunks: Iterable[tuple[str, dict[str, Any], str | None]])
         yield _Paper(row, str(meta.get("content_hash")), chunk_rows)
 
 
-class _FileLock:
-    """An exclusive lock between threads and processes (flock on a file), reentrant in a thread."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._local = threading.RLock()
-        self._depth = 0
-        self._fd: int | None = None
-
-    @contextlib.contextmanager
-    def hold(self, timeout: float, what: str) -> Iterator[None]:
-        from rag.errors import StoreError
-
-        if not self._local.acquire(timeout=timeout):
-            raise StoreError(f"the paper table {self.path.parent} is busy in this process ({what}); try again")
-        try:
-            if self._depth == 0 and fcntl is not None:
-                self._fd = self._flock(timeout, what)
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0 and self._fd is not None:
-                    with contextlib.suppress(OSError):
-                        fcntl.flock(self._fd, fcntl.LOCK_UN)
-                    os.close(self._fd)
-                    self._fd = None
-        finally:
-            self._local.release()
-
-    def _flock(self, timeout: float, what: str) -> int:
-        from rag.errors import StoreError
-
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline, told = time.monotonic() + timeout, False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise StoreError(f"the paper table {self.path.parent} stayed busy for {timeout:g}s ({what})") from None
-                if not told:
-                    told = True
-                    logger.info("waiting for another process to finish with the paper table (%s)", what)
-                time.sleep(0.05)
-
-
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
     """No cyclic garbage collection within the block (it allocates only acyclic, kept objects)."""
@@ -181,10 +127,22 @@ class PaperTable:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.lock = _FileLock(self.path.with_name(self.path.name + ".lock"))
+        self.lock = ProcessLock(self.path.with_name(self.path.name + ".lock"))
         self._local = threading.local()
-        with self.lock.hold(self.LOCK_TIMEOUT, "creating it"):
+        with self.locked("creating it"):
             self._create()
+
+    def locked(self, what: str) -> contextlib.AbstractContextManager[bool]:
+        """Hold the table's lock (between processes and threads; reentrant) while `what` happens."""
+        from rag.errors import StoreError
+
+        def waiting(holder: str) -> None:
+            logger.info("waiting for another process (pid %s) to finish with the paper table (%s)", holder, what)
+
+        def busy(holder: str) -> Exception:
+            return StoreError(f"the paper table {self.path.parent} stayed busy for {self.LOCK_TIMEOUT:g}s ({what})")
+
+        return self.lock.hold(self.LOCK_TIMEOUT, waiting, busy)
 
     # -- connections and schema -----------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:
@@ -390,7 +348,7 @@ class PaperTable:
         if db is not None:
             db.close()
             self._local.db = None
-        for suffix in ("", "-wal", "-shm", ".lock"):
+        for suffix in ("", "-wal", "-shm", ".lock", ".lock.pid"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{self.path}{suffix}")
 
