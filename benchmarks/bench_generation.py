@@ -222,8 +222,8 @@ def answer_profile(n_answers: int, store: Path | None) -> dict[str, Any]:
     stages.wrap(rag.answer.engine, "assess", "answerability")
     stages.wrap(rag.answer.engine, "excerpt_sources", "excerpting")
     stages.wrap(rag.answer.engine, "answer_messages", "template")
-    stages.wrap(rag.grounding.verify.SentenceGate, "feed", "citation checks")
-    stages.wrap(rag.grounding.verify.SentenceGate, "finish", "citation checks")
+    stages.wrap(rag.grounding.verify.SentenceFilter, "feed", "citation checks")
+    stages.wrap(rag.grounding.verify.SentenceFilter, "finish", "citation checks")
     stages.wrap(rag.store.vectors.VectorCache, "embed", "embedding (within the above)")
     stages.wrap_stream(rag.models.llm.LocalLlamaCpp, "stream_chat", "llm")
 

@@ -1,4 +1,4 @@
-"""`rag eval`: run an offline evaluation, write the report, optionally gate on thresholds."""
+"""`rag eval`: run an offline evaluation, write the report, optionally check it against thresholds."""
 
 from __future__ import annotations
 
@@ -278,9 +278,9 @@ def build_eval_settings(args: argparse.Namespace, settings: Settings) -> EvalSet
 
 
 def run_eval(args: argparse.Namespace, settings: Settings) -> int:
-    """Run the evaluation, write the report, apply the gate; 0 on success, 1 when the gate fails."""
+    """Run the evaluation, write the report, check the thresholds; 0 on success, 1 when one is not met."""
     from .calibrate import calibrate
-    from .gate import check, load_thresholds
+    from .ci_thresholds import check, load_thresholds
     from .report import write_report
     from .runner import Evaluation
     from .summary import summarize
@@ -319,7 +319,7 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         for f in failures:
             print(f"  FAIL {f.message()}", file=sys.stderr)
         return 1
-    print(f"gate passed: {len(rules)} threshold(s) in {args.check}")
+    print(f"thresholds met: {len(rules)} threshold(s) in {args.check}")
     return 0
 
 

@@ -9,7 +9,7 @@ from .config import EvalSettings
 from .metrics import bootstrap_ci, mean, percentile, present, retrieval_scores
 from .runner import RunResult, Stage
 
-# Shown first in tables and plots, and what CI gates usually watch.
+# Shown first in tables and plots, and what CI thresholds usually watch.
 HEADLINE_RETRIEVAL = ["hit@1", "hit@10", "recall@5", "recall@10", "recall@100", "mrr", "ndcg@10"]
 HEADLINE_ANSWER = [
     "refusal_rate",
@@ -139,7 +139,7 @@ def _refusals_by_category(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any
 
 
 def summarize(result: RunResult, cfg: EvalSettings) -> dict[str, Any]:
-    """Figures of every stage, keyed dataset → configuration, plus a flat metric map for gates."""
+    """Figures of every stage, keyed dataset → configuration, plus a flat metric map for threshold checks."""
     stats = Stats(cfg)
     retrieval: dict[str, dict[str, Any]] = {}
     answers: dict[str, dict[str, Any]] = {}

@@ -1,6 +1,6 @@
 """Typed streaming events: what `RAG.stream`, `RAG.chat_stream` and the HTTP client yield.
 
-A stream is `Queued`... (while it waits for a generation slot; only behind a gate), `Condensed?`
+A stream is `Queued`... (while it waits for a generation slot; only behind a queue), `Condensed?`
 (conversations only), `Sources`, `Token`..., then `Final` (or `Error` when a client reads a server's
 stream). `final_answer` drains any stream to its answer; it is the only
 loop that does so.
@@ -33,7 +33,7 @@ class Queued(_Event):
     @property
     def message(self) -> str:
         """'2 questions ahead of you, ~12 s'."""
-        from rag.gate import QueueStatus
+        from rag.queue import QueueStatus
 
         return QueueStatus(self.ahead, self.eta_s).message()
 

@@ -1,6 +1,6 @@
 """Answers end to end: evidence (default with the bundled model) and generative (the real local
 model where the test is about what it writes; a scripted LLM where it is about the plumbing: the
-prompt, the sentence gate, the stream, the fallback to evidence, a failing model); every sentence
+prompt, the sentence filter, the stream, the fallback to evidence, a failing model); every sentence
 shown with a citation is stated by its source; refusal without an LLM call."""
 
 from __future__ import annotations

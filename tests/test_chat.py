@@ -1,4 +1,4 @@
-"""Conversation condensing, the generation gate and the live marker filter (rag/chat/conversation.py, rag/gate.py, rag/text/citations.py)."""
+"""Conversation condensing, the generation queue and the live marker filter (rag/chat/conversation.py, rag/queue.py, rag/text/citations.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from rag.chat.conversation import (
 )
 from rag.errors import BusyError, LLMUnavailableError
 from rag.events import Condensed, Final, Sources, Token, final_answer
-from rag.gate import GenerationGate
+from rag.queue import GenerationQueue
 from rag.text.citations import LiveMarkerFilter, marker_numbers, strip_markers
 from rag.types import Citation
 
@@ -200,19 +200,19 @@ def test_live_marker_filter_drops_markers_naming_no_source() -> None:
 
 
 def test_gate_queues_then_refuses_when_the_line_is_full() -> None:
-    gate = GenerationGate(slots=1, max_waiting=1, timeout=5)
+    queue = GenerationQueue(slots=1, max_waiting=1, timeout=5)
     entered = threading.Event()
     release = threading.Event()
     order: list[str] = []
 
     def holder() -> None:
-        with gate.slot():
+        with queue.slot():
             entered.set()
             release.wait(5)
             order.append("first")
 
     def waiter() -> None:
-        with gate.slot():
+        with queue.slot():
             order.append("second")
 
     t1 = threading.Thread(target=holder)
@@ -221,31 +221,31 @@ def test_gate_queues_then_refuses_when_the_line_is_full() -> None:
     t2 = threading.Thread(target=waiter)
     t2.start()
     deadline = time.monotonic() + 5
-    while gate.stats()["waiting"] < 1 and time.monotonic() < deadline:
+    while queue.stats()["waiting"] < 1 and time.monotonic() < deadline:
         time.sleep(0.01)
     with pytest.raises(BusyError) as info:
-        with gate.slot():
+        with queue.slot():
             pass
     assert info.value.queue_full
     with pytest.raises(BusyError):
-        gate.check()
+        queue.check()
     release.set()
     t1.join(5)
     t2.join(5)
     assert order == ["first", "second"]
-    stats = gate.stats()
+    stats = queue.stats()
     assert (stats["running"], stats["waiting"], stats["slots"], stats["max_waiting"]) == (0, 0, 1, 1)
     assert stats["mean_answer_s"] is not None  # two slots were held and timed
 
 
 def test_gate_times_out_with_a_503_kind_of_busy() -> None:
-    gate = GenerationGate(slots=1, max_waiting=4, timeout=0.2)
-    with gate.slot():
+    queue = GenerationQueue(slots=1, max_waiting=4, timeout=0.2)
+    with queue.slot():
         with pytest.raises(BusyError) as info:
-            with gate.slot():
+            with queue.slot():
                 pass
     assert not info.value.queue_full
-    assert gate.stats()["running"] == 0 and gate.stats()["waiting"] == 0
+    assert queue.stats()["running"] == 0 and queue.stats()["waiting"] == 0
 
 
 def test_first_question_of_a_chat_is_answered_without_the_llm_when_off_topic(fake_rag) -> None:
@@ -313,26 +313,26 @@ def test_conversation_condenses_against_the_turns_it_kept(fake_rag) -> None:
 
 
 def test_a_chat_holds_its_gate_slot_until_the_answer_is_done(fake_rag) -> None:
-    gate = GenerationGate(slots=1, max_waiting=0, timeout=1)
+    queue = GenerationQueue(slots=1, max_waiting=0, timeout=1)
     rag = fake_rag([LEAN_SENTENCE])
-    stream = chat_stream(rag, Q1, [], top_k=3, gate=gate)
+    stream = chat_stream(rag, Q1, [], top_k=3, queue=queue)
     assert isinstance(next(stream), Condensed)
-    assert gate.stats()["running"] == 1
+    assert queue.stats()["running"] == 1
     with pytest.raises(BusyError) as info:  # a second question while the first is generating
-        list(chat_stream(rag, Q1, [], gate=gate))
+        list(chat_stream(rag, Q1, [], queue=queue))
     assert info.value.queue_full
     rest = list(stream)
     assert isinstance(rest[-1], Final) and rest[-1].answer.text == LEAN_SENTENCE
-    assert gate.stats()["running"] == 0
+    assert queue.stats()["running"] == 0
 
 
 def test_a_failing_answer_releases_the_gate_and_raises_llm_unavailable(fake_rag) -> None:
-    gate = GenerationGate(slots=1, max_waiting=0, timeout=1)
+    queue = GenerationQueue(slots=1, max_waiting=0, timeout=1)
     rag = fake_rag([ConnectionError("refused"), LEAN_SENTENCE])
     with pytest.raises(LLMUnavailableError, match="ConnectionError: refused"):
-        chat(rag, Q1, gate=gate)
-    assert gate.stats()["running"] == 0
-    assert chat(rag, Q1, gate=gate).text == LEAN_SENTENCE  # the slot is free again
+        chat(rag, Q1, queue=queue)
+    assert queue.stats()["running"] == 0
+    assert chat(rag, Q1, queue=queue).text == LEAN_SENTENCE  # the slot is free again
 
 
 @pytest.mark.slow

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.grounding.verify import SentenceGate
+from rag.grounding.verify import SentenceFilter
 from rag.prompts import REFUSAL
 from rag.text.citations import claims, is_refusal, marker_numbers, split_sentences, strip_markers
 from rag.types import Source
@@ -47,63 +47,63 @@ def test_sentence_split_keeps_markers_and_abbreviations() -> None:
     assert split_sentences(text) == ["Models e.g. GNNs fail [1].", "Others work. [2]", "Finally this."]
 
 
-def _gate(embed, threshold: float = 0.8) -> SentenceGate:
-    return SentenceGate(_sources(), embed, threshold)
+def _filter(embed, threshold: float = 0.8) -> SentenceFilter:
+    return SentenceFilter(_sources(), embed, threshold)
 
 
-def _run(gate: SentenceGate, raw: str) -> str:
-    shown = "".join(gate.feed(raw[i : i + 7]) for i in range(0, len(raw), 7))  # streamed in pieces
-    return shown + gate.finish()
+def _run(flt: SentenceFilter, raw: str) -> str:
+    shown = "".join(flt.feed(raw[i : i + 7]) for i in range(0, len(raw), 7))  # streamed in pieces
+    return shown + flt.finish()
 
 
 def test_supported_sentence_keeps_valid_marker_invalid_removed_and_reported(embed) -> None:
-    gate = _gate(embed)
-    shown = _run(gate, "A model first captures the spurious features and then removes them [1][7].")
+    flt = _filter(embed)
+    shown = _run(flt, "A model first captures the spurious features and then removes them [1][7].")
     assert shown == "A model first captures the spurious features and then removes them [1]."
-    assert gate.text() == shown
-    assert gate.removed_markers == [7]
-    [c] = gate.citations()
+    assert flt.text() == shown
+    assert flt.removed_markers == [7]
+    [c] = flt.citations()
     assert (c.number, c.kind) == (1, "generated") and "spurious" in c.supporting_text
 
 
 def test_sentence_its_source_does_not_state_is_never_shown_with_that_citation(embed) -> None:
-    gate = _gate(embed)
+    flt = _filter(embed)
     # Cited to the protein paper, but it is the graph paper's claim: moved to the source that states it.
-    shown = _run(gate, "A model first captures the spurious features and then removes them [2].")
-    assert shown.endswith("[1].") and [c.kind for c in gate.citations()] == ["attributed"]
-    gate = _gate(embed)
-    shown = _run(gate, "The method achieves 97% accuracy on ImageNet with GPT-4 [1]. Protein models estimate fitness zero-shot [2].")
+    shown = _run(flt, "A model first captures the spurious features and then removes them [2].")
+    assert shown.endswith("[1].") and [c.kind for c in flt.citations()] == ["attributed"]
+    flt = _filter(embed)
+    shown = _run(flt, "The method achieves 97% accuracy on ImageNet with GPT-4 [1]. Protein models estimate fitness zero-shot [2].")
     assert "ImageNet" not in shown and "97%" not in shown
-    assert gate.unsupported == ["The method achieves 97% accuracy on ImageNet with GPT-4."]
+    assert flt.unsupported == ["The method achieves 97% accuracy on ImageNet with GPT-4."]
     assert shown == "Protein language models estimate fitness zero-shot [2]." or shown == "Protein models estimate fitness zero-shot [2]."
 
 
 def test_close_paraphrase_is_replaced_by_the_abstract_sentence(embed) -> None:
-    gate = _gate(embed, threshold=0.7)
-    shown = _run(gate, "The wild type sequence likelihood tells us when protein models work well [2].")
+    flt = _filter(embed, threshold=0.7)
+    shown = _run(flt, "The wild type sequence likelihood tells us when protein models work well [2].")
     assert shown == "We show that the likelihood of the wild type sequence predicts when such models succeed, and that finetuning helps low-likelihood proteins [2]."
-    assert gate.replaced == 1 and len(gate.unsupported) == 1
-    assert gate.citations()[0].kind == "evidence"
+    assert flt.replaced == 1 and len(flt.unsupported) == 1
+    assert flt.citations()[0].kind == "evidence"
 
 
 def test_unrelated_uncited_sentence_is_dropped_and_reported(embed) -> None:
-    gate = _gate(embed)
+    flt = _filter(embed)
     raw = "The weather in Paris is mild in the spring and tourists enjoy the cafes."
-    assert _run(gate, raw) == ""
-    assert gate.citations() == [] and gate.unsupported == [raw]
+    assert _run(flt, raw) == ""
+    assert flt.citations() == [] and flt.unsupported == [raw]
 
 
 def test_title_line_cut_off_fragment_and_repeats_are_not_shown(embed) -> None:
-    gate = _gate(embed)
+    flt = _filter(embed)
     raw = (
         "Learning Graph Invariance by Harnessing Spuriosity [1]\n"
         "A model first captures the spurious features and then removes them [1]. "
         "A model first captures the spurious features and then removes them [1]. "
         "Protein language models estimate fitness zero"
     )
-    shown = _run(gate, raw)
+    shown = _run(flt, raw)
     assert shown == "A model first captures the spurious features and then removes them [1]."
-    assert gate.unsupported == []
+    assert flt.unsupported == []
 
 
 def test_refusal_detection() -> None:

@@ -19,7 +19,7 @@ from rag.client import (
 )
 from rag.errors import InvalidRequestError, RagError
 from rag.events import Condensed, Sources, Token
-from rag.gate import GenerationGate
+from rag.queue import GenerationQueue
 from rag.serve import ServerSettings, running
 
 from .fakes import Broken, rag_with_llm
@@ -63,8 +63,8 @@ def test_errors_are_clear_exceptions(server, rag: RAG) -> None:
     with pytest.raises(TypeError):
         client.ask("q", history=[42])  # type: ignore[list-item]
 
-    gate = GenerationGate(slots=1, max_waiting=0, timeout=1)
-    with running(rag, ServerSettings(port=0, ui=False), gate=gate) as busy, gate.slot():
+    queue = GenerationQueue(slots=1, max_waiting=0, timeout=1)
+    with running(rag, ServerSettings(port=0, ui=False), queue=queue) as busy, queue.slot():
         with pytest.raises(ServerBusyError) as info:
             Client(busy.url).ask(OFF_TOPIC)
         assert info.value.status_code == 429

@@ -19,8 +19,8 @@ import pytest
 
 from rag import RAG, Settings
 from rag.errors import CorpusError, public_text, redact_secrets
-from rag.gate import GenerationGate
 from rag.ingest.corpus import LoadReport, Paper, load_papers
+from rag.queue import GenerationQueue
 from rag.serve import ServerSettings, running
 from rag.settings import LLMSettings
 
@@ -367,8 +367,8 @@ def test_a_client_that_disconnects_stops_generation_and_frees_the_slot(
 ) -> None:
     llm = WatchedLLM(local_llm)
     rag = rag_with_llm(seed_rag, llm, answer={"mode": "generative"}, retrieval={"top_k": 2})
-    gate = GenerationGate(slots=1, max_waiting=0, timeout=1)
-    with running(rag, ServerSettings(port=0, ui=False), gate=gate) as srv:
+    queue = GenerationQueue(slots=1, max_waiting=0, timeout=1)
+    with running(rag, ServerSettings(port=0, ui=False), queue=queue) as srv:
         with httpx.Client(base_url=srv.url, timeout=120) as client:
             with client.stream("POST", path, json=body) as resp:
                 assert resp.status_code == 200
@@ -377,13 +377,13 @@ def test_a_client_that_disconnects_stops_generation_and_frees_the_slot(
                 first = next(line for line in lines if line.startswith("data: "))
                 assert first  # the stream is open (sources sent / the role chunk)
                 assert llm.first_token.wait(120), "the model never started answering"
-                assert gate.stats()["running"] == 1 and not llm.ended.is_set()
+                assert queue.stats()["running"] == 1 and not llm.ended.is_set()
         # The response and the client are closed: the connection is gone mid-answer.
         with httpx.Client(base_url=srv.url, timeout=30) as other:
             waited = _wait_until_free(other, within=2.0)
             assert llm.ended.wait(1.0), "the model's stream was not closed"
             tokens = llm.tokens
-            # The one slot is free at once: with no waiting line a busy gate would answer 429.
+            # The one slot is free at once: with no waiting line a busy queue would answer 429.
             resp = other.post("/api/ask", json={"question": OFF_TOPIC})
             assert resp.status_code == 200 and resp.json()["refused"], resp.text
             time.sleep(0.3)

@@ -128,7 +128,7 @@ def test_the_core_and_the_cli_work_without_the_serve_and_eval_extras() -> None:
 # The stages of the core in the order data flows through them (docs/architecture.md): a module may
 # import from its own stage and earlier ones, never from a later one.
 STAGES: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("rag.errors", "rag.limits", "rag.settings", "rag.prompts", "rag.gate")),
+    ("foundation", ("rag.errors", "rag.limits", "rag.settings", "rag.prompts", "rag.queue")),
     ("text", ("rag.text",)),
     ("papers and answers", ("rag.types", "rag.export", "rag.permalink", "rag.events")),
     ("store", ("rag.store",)),

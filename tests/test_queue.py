@@ -1,4 +1,4 @@
-"""The waiting line (rag/gate.py) and the answer cache (rag/answer/cache.py), in the library and over HTTP.
+"""The waiting line (rag/queue.py) and the answer cache (rag/answer/cache.py), in the library and over HTTP.
 
 Issue 11: everyone the line accepts is served, first come first served, seeing its place and wait;
 a repeated question comes from the cache with the same citations; any write to the store
@@ -16,7 +16,7 @@ import pytest
 from rag import RAG, Settings
 from rag.errors import BusyError
 from rag.events import Condensed, Final, Queued, Sources, Token
-from rag.gate import Cancellable, GenerationGate, QueueStatus
+from rag.queue import Cancellable, GenerationQueue, QueueStatus
 from rag.serve import ServerSettings, running
 
 from .fakes import rag_with_llm
@@ -33,13 +33,13 @@ def _wait_until(cond, timeout: float = 10.0) -> None:
 
 
 def test_line_is_first_come_first_served_and_reports_places() -> None:
-    gate = GenerationGate(slots=1, max_waiting=8, timeout=30)
+    queue = GenerationQueue(slots=1, max_waiting=8, timeout=30)
     release = threading.Event()
     served: list[int] = []
     statuses: dict[int, list[QueueStatus]] = {}
 
     def caller(n: int) -> None:
-        with gate.place() as place:
+        with queue.place() as place:
             statuses[n] = list(place.wait())
             served.append(n)
             if n == 0:
@@ -49,12 +49,12 @@ def test_line_is_first_come_first_served_and_reports_places() -> None:
 
     threads = [threading.Thread(target=caller, args=(0,))]
     threads[0].start()
-    _wait_until(lambda: gate.stats()["running"] == 1)
+    _wait_until(lambda: queue.stats()["running"] == 1)
     for n in range(1, 6):  # each joins after the previous one is in line
         t = threading.Thread(target=caller, args=(n,))
         t.start()
         threads.append(t)
-        _wait_until(lambda n=n: gate.stats()["waiting"] == n)
+        _wait_until(lambda n=n: queue.stats()["waiting"] == n)
     release.set()
     for t in threads:
         t.join(10)
@@ -65,20 +65,20 @@ def test_line_is_first_come_first_served_and_reports_places() -> None:
     assert aheads[0] == 5 and aheads[-1] == 1 and aheads == sorted(aheads, reverse=True)
     assert statuses[5][0].eta_s is None  # no answer time measured yet when it joined
     assert any(s.eta_s is not None and s.eta_s > 0 for s in statuses[5])  # measured once one was served
-    assert gate.stats()["running"] == 0 and gate.stats()["waiting"] == 0
+    assert queue.stats()["running"] == 0 and queue.stats()["waiting"] == 0
 
 
 def test_a_newcomer_whose_wait_would_exceed_the_timeout_is_refused_at_once() -> None:
-    gate = GenerationGate(slots=1, max_waiting=100, timeout=1.0)
-    with gate.slot():
+    queue = GenerationQueue(slots=1, max_waiting=100, timeout=1.0)
+    with queue.slot():
         time.sleep(0.4)  # one measured answer of ~0.4 s
-    with gate.place() as first:
+    with queue.place() as first:
         list(first.wait())
         joined: list[threading.Thread] = []
 
         def waiter() -> None:
             try:
-                with gate.place() as p:
+                with queue.place() as p:
                     for _ in p.wait():
                         pass
             except BusyError:
@@ -88,9 +88,9 @@ def test_a_newcomer_whose_wait_would_exceed_the_timeout_is_refused_at_once() -> 
             t = threading.Thread(target=waiter)
             t.start()
             joined.append(t)
-        _wait_until(lambda: gate.stats()["waiting"] == 2)
+        _wait_until(lambda: queue.stats()["waiting"] == 2)
         with pytest.raises(BusyError) as info:
-            with gate.place():
+            with queue.place():
                 pass
         assert info.value.queue_full and "waiting ahead" in str(info.value)
     for t in joined:
@@ -99,29 +99,29 @@ def test_a_newcomer_whose_wait_would_exceed_the_timeout_is_refused_at_once() -> 
 
 def test_queued_events_then_the_answer_and_cancelling_leaves_the_line(fake_rag) -> None:
     rag = fake_rag(["LeanAgent learns continuously [1]."])
-    gate = GenerationGate(slots=1, max_waiting=4, timeout=30)
+    queue = GenerationQueue(slots=1, max_waiting=4, timeout=30)
     events: list = []
-    with gate.slot():
+    with queue.slot():
         time.sleep(0.1)  # a measured answer time, so a wait has an estimate
-    with gate.slot():
-        t = threading.Thread(target=lambda: events.extend(rag.chat_stream(LEAN_Q, gate=gate)))
+    with queue.slot():
+        t = threading.Thread(target=lambda: events.extend(rag.chat_stream(LEAN_Q, queue=queue)))
         t.start()
         _wait_until(lambda: events)
         queued = events[0]
         assert isinstance(queued, Queued) and queued.ahead == 1 and queued.eta_s is not None
         assert queued.message.startswith("1 question ahead of you, ~")
         # A second caller that goes away while waiting gives its place back.
-        stream = Cancellable(rag.chat_stream(LEAN_Q + " (other)", gate=gate))
+        stream = Cancellable(rag.chat_stream(LEAN_Q + " (other)", queue=queue))
         first = stream.step(None)
         assert isinstance(first, Queued) and first.ahead == 2
         stream.cancel()
-        _wait_until(lambda: gate.stats()["waiting"] == 1)
+        _wait_until(lambda: queue.stats()["waiting"] == 1)
     t.join(30)
     kinds = [type(e) for e in events]
     assert kinds[:3] == [Queued, Condensed, Sources] and kinds[-1] is Final and Token in kinds
     answer = events[-1].answer
     assert answer.timings.queue_ms > 0 and answer.citations
-    assert gate.stats()["waiting"] == 0 and gate.stats()["running"] == 0
+    assert queue.stats()["waiting"] == 0 and queue.stats()["running"] == 0
 
 
 def test_repeated_question_comes_from_the_cache_with_the_same_citations(fake_rag) -> None:
@@ -142,13 +142,13 @@ def test_repeated_question_comes_from_the_cache_with_the_same_citations(fake_rag
 
 def test_a_repeat_waiting_in_line_is_served_from_the_cache_when_the_first_is_answered(fake_rag) -> None:
     rag = fake_rag(["LeanAgent learns continuously [1]."], answer={"cache_size": 8}, delay=0.05)
-    gate = GenerationGate(slots=1, max_waiting=4, timeout=30)
+    queue = GenerationQueue(slots=1, max_waiting=4, timeout=30)
     answers: list = []
-    t1 = threading.Thread(target=lambda: answers.append(rag.chat(LEAN_Q, gate=gate)))
+    t1 = threading.Thread(target=lambda: answers.append(rag.chat(LEAN_Q, queue=queue)))
     t1.start()
-    _wait_until(lambda: gate.stats()["running"] == 1)
+    _wait_until(lambda: queue.stats()["running"] == 1)
     events: list = []
-    t2 = threading.Thread(target=lambda: events.extend(rag.chat_stream(LEAN_Q, gate=gate)))
+    t2 = threading.Thread(target=lambda: events.extend(rag.chat_stream(LEAN_Q, queue=queue)))
     t2.start()
     t1.join(30)
     t2.join(30)
@@ -178,8 +178,8 @@ def test_any_write_to_the_store_invalidates_the_cache(tmp_path) -> None:
 
 def test_http_cache_header_and_queue_events(seed_rag) -> None:
     rag = rag_with_llm(seed_rag, None, answer={"cache_size": 8})  # evidence answers, no LLM
-    gate = GenerationGate(slots=1, max_waiting=4, timeout=30)
-    with running(rag, ServerSettings(port=0, ui=False), gate=gate) as srv, httpx.Client(
+    queue = GenerationQueue(slots=1, max_waiting=4, timeout=30)
+    with running(rag, ServerSettings(port=0, ui=False), queue=queue) as srv, httpx.Client(
         base_url=srv.url, timeout=60
     ) as http:
         first = http.post("/api/ask", json={"question": LEAN_Q})
@@ -197,16 +197,16 @@ def test_http_cache_header_and_queue_events(seed_rag) -> None:
             with httpx.stream("POST", srv.url + path, json=body, timeout=60) as resp:
                 lines.extend(resp.iter_lines())
 
-        with gate.slot():  # the one slot is busy: both streams wait in line and say so
+        with queue.slot():  # the one slot is busy: both streams wait in line and say so
             threads = [
                 threading.Thread(target=read, args=(native, "/api/ask/stream", {"question": other})),
                 threading.Thread(target=read, args=(oai, "/v1/chat/completions", {
                     "messages": [{"role": "user", "content": other + " Name it."}], "stream": True})),
             ]
             threads[0].start()
-            _wait_until(lambda: gate.stats()["waiting"] == 1)
+            _wait_until(lambda: queue.stats()["waiting"] == 1)
             threads[1].start()
-            _wait_until(lambda: gate.stats()["waiting"] == 2)
+            _wait_until(lambda: queue.stats()["waiting"] == 2)
         for t in threads:
             t.join(60)
         assert native[0] == "event: queued"
@@ -225,10 +225,10 @@ def test_the_gate_reports_idle_once_the_last_caller_leaves_and_the_heap_trim_is_
     from rag.serve.memory import HeapTrimmer
 
     idle: list[int] = []
-    gate = GenerationGate(slots=1, on_idle=lambda: idle.append(1))
-    with gate.place() as first:
+    queue = GenerationQueue(slots=1, on_idle=lambda: idle.append(1))
+    with queue.place() as first:
         first.wait()
-        with gate.place() as second:  # waits behind the first
+        with queue.place() as second:  # waits behind the first
             assert second.granted is False
         assert idle == []  # the second left the line while the first still runs
     assert idle == [1]

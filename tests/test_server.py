@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from rag import RAG, Settings
-from rag.gate import GenerationGate
+from rag.queue import GenerationQueue
 from rag.serve import ServerSettings, running
 from rag.types import Answer
 
@@ -84,10 +84,10 @@ SCRIPT = f"{S1} {S2}"
 
 
 @contextlib.contextmanager
-def fake_server(fake_rag, replies, gate: GenerationGate | None = None):
+def fake_server(fake_rag, replies, queue: GenerationQueue | None = None):
     """A server whose RAG answers with a scripted LLM (generative mode, the seed store, top_k 2)."""
     rag = fake_rag(replies, retrieval={"top_k": 2})
-    with running(rag, ServerSettings(port=0, ui=False), gate=gate) as srv:
+    with running(rag, ServerSettings(port=0, ui=False), queue=queue) as srv:
         with httpx.Client(base_url=srv.url, timeout=60) as http:
             yield rag, http
 
@@ -193,16 +193,16 @@ def test_ui_login_when_ui_auth_is_set(rag: RAG) -> None:
 
 
 def test_full_queue_gets_429_and_a_long_wait_503(rag: RAG) -> None:
-    gate = GenerationGate(slots=1, max_waiting=0, timeout=0.5)
-    with running(rag, ServerSettings(port=0, ui=False), gate=gate) as srv:
-        with httpx.Client(base_url=srv.url) as http, gate.slot():  # the one slot is busy
+    queue = GenerationQueue(slots=1, max_waiting=0, timeout=0.5)
+    with running(rag, ServerSettings(port=0, ui=False), queue=queue) as srv:
+        with httpx.Client(base_url=srv.url) as http, queue.slot():  # the one slot is busy
             for path in ("/api/ask", "/api/ask/stream"):
                 err = _error(http.post(path, json={"question": OFF_TOPIC}), 429)
                 assert err["type"] == "queue_full" and "busy" in err["message"]
             assert http.post("/api/ask", json={"question": OFF_TOPIC}).headers["retry-after"]
-    gate = GenerationGate(slots=1, max_waiting=4, timeout=0.3)
-    with running(rag, ServerSettings(port=0, ui=False), gate=gate) as srv:
-        with httpx.Client(base_url=srv.url) as http, gate.slot():
+    queue = GenerationQueue(slots=1, max_waiting=4, timeout=0.3)
+    with running(rag, ServerSettings(port=0, ui=False), queue=queue) as srv:
+        with httpx.Client(base_url=srv.url) as http, queue.slot():
             assert _error(http.post("/api/ask", json={"question": OFF_TOPIC}), 503)["type"] == "queue_timeout"
             # A stream has started (it reported its place in line): the timeout ends it as an error event.
             native = http.post("/api/ask/stream", json={"question": OFF_TOPIC})
@@ -352,8 +352,8 @@ def test_a_streaming_answer_holds_its_slot_until_it_ends(fake_rag) -> None:
         assert release.wait(30), "never released"
         return SCRIPT
 
-    gate = GenerationGate(slots=1, max_waiting=0, timeout=1)
-    with fake_server(fake_rag, slow_model, gate=gate) as (_rag, http), httpx.Client(
+    queue = GenerationQueue(slots=1, max_waiting=0, timeout=1)
+    with fake_server(fake_rag, slow_model, queue=queue) as (_rag, http), httpx.Client(
         base_url=str(http.base_url), timeout=30
     ) as other:
         with http.stream("POST", "/api/ask/stream", json={"question": ON_TOPIC}) as resp:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rag import RAG, Settings
-from rag.gate import GenerationGate
+from rag.queue import GenerationQueue
 from rag.serve import ServerSettings, running
 
 pytestmark = pytest.mark.slow
@@ -51,9 +51,9 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     corpus.write_text(json.dumps(XSS_PAPER) + "\n", encoding="utf-8")
     rag = RAG(Settings(store={"path": root / "chroma"}, retrieval={"top_k": 3}, llm={"max_tokens": 64}))
     rag.ingest([corpus], progress=False)  # added to the auto-seeded 19 papers
-    gate = GenerationGate(slots=1, max_waiting=8, timeout=300)
-    with running(rag, ServerSettings(port=0), gate=gate) as srv:
-        srv.gate = gate  # type: ignore[attr-defined]
+    queue = GenerationQueue(slots=1, max_waiting=8, timeout=300)
+    with running(rag, ServerSettings(port=0), queue=queue) as srv:
+        srv.queue = queue  # type: ignore[attr-defined]
         srv.rag = rag  # type: ignore[attr-defined]
         yield srv
 
@@ -176,14 +176,14 @@ def test_chat_streams_cites_opens_a_source_and_follows_up(server, browser, tmp_p
 def test_a_waiting_question_shows_its_place_in_line_then_its_answer(server, browser) -> None:
     page = _open(browser, server.url, [])
     page.evaluate(RECORD, 1)
-    with server.gate.slot():  # someone else's answer holds the one slot
+    with server.queue.slot():  # someone else's answer holds the one slot
         page.fill("#rag-input textarea", "Which papers study lifelong learning for theorem proving agents?")
         page.click("#rag-send")
         page.wait_for_function(
             "document.querySelector('#rag-chat').innerText.includes('1 question ahead of you')",
             timeout=60_000,
         )
-        assert server.gate.stats()["waiting"] == 1
+        assert server.queue.stats()["waiting"] == 1
     page.wait_for_function(
         turn_done(1), timeout=TIMEOUT_MS
     )

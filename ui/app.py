@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from rag.errors import RagError, describe
-from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits
 from rag.permalink import CHANGED_NOTICE, Permalink
+from rag.queue import GenerationQueue
 from rag.settings import DECISIONS, RETRIEVER_MODES, SearchOptions
 
 from .render import (
@@ -113,17 +113,17 @@ def status_line(rag: RAG) -> str:
 
 
 def build_ui(
-    rag: RAG, gate: GenerationGate | None = None, limits: Limits = DEFAULT_LIMITS, queue_size: int = 32
+    rag: RAG, queue: GenerationQueue | None = None, limits: Limits = DEFAULT_LIMITS, queue_size: int = 32
 ) -> Any:
     """The chat Blocks (queued); mount it with `mount_ui` or launch it directly."""
     import gradio as gr
 
     max_top_k = limits.top_k
     cfg = rag.settings.retrieval
-    slots = gate.slots if gate is not None else rag.settings.llm.max_concurrent
-    # With a gate, UI turns wait in its line (one line with the APIs, FIFO, "2 questions ahead of
+    slots = queue.slots if queue is not None else rag.settings.llm.max_concurrent
+    # With a queue, UI turns wait in its line (one line with the APIs, FIFO, "2 questions ahead of
     # you, ~12 s" shown in the chat), so Gradio runs up to everyone the line can hold at once.
-    workers = slots + gate.max_waiting if gate is not None else slots
+    workers = slots + queue.max_waiting if queue is not None else slots
 
     def respond(
         message: str, turns: list[dict[str, Any]], decisions: list[str], top_k: float, retriever: str,
@@ -134,7 +134,7 @@ def build_ui(
             return
         first = True
         options = screen_options(decisions, top_k, retriever, show_all)
-        for view in chat_turn(rag, message, turns or [], gate, limits, **options):
+        for view in chat_turn(rag, message, turns or [], queue, limits, **options):
             if view.error:
                 gr.Warning(view.error)
             yield view.messages, view.sources_html, view.markdown, view.turns, ("" if first else gr.skip())
@@ -325,7 +325,7 @@ def build_ui(
 def mount_ui(
     app: Any,
     rag: RAG,
-    gate: GenerationGate | None = None,
+    queue: GenerationQueue | None = None,
     path: str = "/",
     auth: tuple[str, str] | None = None,
     limits: Limits = DEFAULT_LIMITS,
@@ -336,7 +336,7 @@ def mount_ui(
     upload; `max_file_size` (bytes) still bounds Gradio's upload route, should one be reached."""
     import gradio as gr
 
-    demo = build_ui(rag, gate, limits=limits, queue_size=queue_size)
+    demo = build_ui(rag, queue, limits=limits, queue_size=queue_size)
     return gr.mount_gradio_app(
         app,
         demo,

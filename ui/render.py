@@ -20,9 +20,9 @@ from rag.chat.conversation import ChatTurn, chat_stream
 from rag.errors import RagError, describe
 from rag.events import Condensed, Final, Queued, Sources, Token
 from rag.export import EXTENSIONS
-from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits
 from rag.permalink import Permalink
+from rag.queue import GenerationQueue
 from rag.settings import SearchOptions
 from rag.text.citations import ITEM, MARKER, LiveMarkerFilter, marker_numbers, split_sentences
 from rag.types import Answer, Citation, Source
@@ -361,7 +361,7 @@ def chat_turn(
     rag: RAG,
     question: str,
     turns: Sequence[dict[str, Any]],
-    gate: GenerationGate | None = None,
+    queue: GenerationQueue | None = None,
     limits: Limits = DEFAULT_LIMITS,
     **options: Unpack[SearchOptions],
 ) -> Iterator[View]:
@@ -385,7 +385,7 @@ def chat_turn(
     panel = ""
     try:
         history = history_from_turns(turns, limits)
-        for ev in chat_stream(rag, question, history, gate, limits, **options):
+        for ev in chat_stream(rag, question, history, queue, limits, **options):
             if isinstance(ev, Queued):
                 yield pending(f"*Waiting in line: {escape_markdown(ev.message)}…*", panel or sources_html(
                     state="streaming", turn=turn, earlier=earlier))

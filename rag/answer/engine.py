@@ -20,11 +20,11 @@ from pydantic import ConfigDict, PrivateAttr
 from rag import prompts
 from rag.errors import RagError
 from rag.events import Event, Final, Sources, Token, final_answer
-from rag.gate import check_cancelled
 from rag.grounding.evidence import Assessment, EvidenceConfig, assess
-from rag.grounding.verify import SentenceGate, count_line, evidence_answer_parts, refusal_text
+from rag.grounding.verify import SentenceFilter, count_line, evidence_answer_parts, refusal_text
 from rag.limits import check_question
 from rag.models.llm import unavailable
+from rag.queue import check_cancelled
 from rag.retrieval.retrieve import PaperRetriever, Retrieval
 from rag.settings import SearchOptions, Settings
 from rag.store.vectors import VectorCache, unit_rows
@@ -272,7 +272,7 @@ class AnswerEngine(CustomQueryEngine):
         admitted = set(verdict.matching) | {it.number for it in verdict.items}
         evidence = [s for s in retrieval.sources if s.number in admitted] or retrieval.sources
         shown = excerpt_sources(question, evidence, embed, self._sentences_per_source())
-        gate = SentenceGate(evidence, embed, self.settings.answer.replace_threshold)
+        checked = SentenceFilter(evidence, embed, self.settings.answer.replace_threshold)
         raw, tokens = "", 0
         # The prompt asks for 2-4 sentences; the bundled model rarely stops by itself (it ran to
         # max_tokens in 8 of 10 answers, copying the sources' layout), so it is stopped once 4
@@ -293,14 +293,14 @@ class AnswerEngine(CustomQueryEngine):
                     continue
                 raw += delta
                 tokens += 1
-                text = gate.feed(delta)
+                text = checked.feed(delta)
                 if text:
                     if timings.first_token_ms is None:
                         timings.first_token_ms = (time.perf_counter() - t0) * 1000
                     yield Token(text=text)
-                    if enough is not None and len(gate.shown) >= enough:
+                    if enough is not None and len(checked.shown) >= enough:
                         break
-                elif give_up is not None and not gate.shown and len(gate.unsupported) >= give_up:
+                elif give_up is not None and not checked.shown and len(checked.unsupported) >= give_up:
                     logger.info("the local model's first %d sentences failed the support check: stopped", give_up)
                     break
         except RagError:
@@ -311,33 +311,33 @@ class AnswerEngine(CustomQueryEngine):
             close = getattr(stream, "close", None)
             if close is not None:
                 close()  # stops the model now (and gives its lock back)
-        text = gate.finish()
+        text = checked.finish()
         if text:
             if timings.first_token_ms is None:
                 timings.first_token_ms = (time.perf_counter() - t0) * 1000
             yield Token(text=text)
-        if gate.removed_markers:
-            logger.info("removed markers naming no source: %s", gate.removed_markers)
-        if not gate.text():
+        if checked.removed_markers:
+            logger.info("removed markers naming no source: %s", checked.removed_markers)
+        if not checked.text():
             # Nothing the model wrote is stated by the sources: show the evidence instead.
             logger.info("no generated sentence passed the support check; answering with evidence")
             answer = yield from self._stream_evidence(
-                question, retrieval, verdict, timings, t0, gate.unsupported, raw, tokens, llm_called=True
+                question, retrieval, verdict, timings, t0, checked.unsupported, raw, tokens, llm_called=True
             )
-            answer.removed_markers = gate.removed_markers
+            answer.removed_markers = checked.removed_markers
             return answer
         return self._answer(
             question,
             retrieval,
             timings,
-            text=gate.text(),
-            citations=gate.citations(),
+            text=checked.text(),
+            citations=checked.citations(),
             reading=verdict.reading,
             matching_ids=verdict.matching_ids,
             mode="generative",
-            removed_markers=gate.removed_markers,
-            unsupported_sentences=gate.unsupported,
-            removed_unsupported=len(gate.unsupported),
+            removed_markers=checked.removed_markers,
+            unsupported_sentences=checked.unsupported,
+            removed_unsupported=len(checked.unsupported),
             raw_text=raw,
             completion_tokens=tokens,
         )

@@ -24,8 +24,8 @@ from pydantic import BaseModel, Field
 from rag import prompts
 from rag.errors import RagError
 from rag.events import Condensed, Event, Final, Queued, Sources, Token, final_answer, replay
-from rag.gate import GenerationGate
 from rag.limits import DEFAULT_LIMITS, Limits, check_request
+from rag.queue import GenerationQueue
 from rag.settings import SearchOptions, Settings, search_options
 from rag.text.citations import MARKER, is_refusal, marker_numbers
 from rag.text.followup import (
@@ -374,11 +374,11 @@ def chat_stream(
     rag: Answerer,
     question: str,
     history: Sequence[ChatTurn | dict[str, Any]] = (),
-    gate: GenerationGate | None = None,
+    queue: GenerationQueue | None = None,
     limits: Limits = DEFAULT_LIMITS,
     **options: Unpack[SearchOptions],
 ) -> Iterator[Event]:
-    """Events: `Queued`... while waiting in the gate's line, `Condensed`, then `RAG.stream`'s
+    """Events: `Queued`... while waiting in the queue's line, `Condensed`, then `RAG.stream`'s
     `Sources`, `Token`... and `Final`.
 
     A question already answered (RAG.cached) is served at once, without taking a place in the line,
@@ -405,13 +405,13 @@ def chat_stream(
     if followup is not None:  # similar, show_all: a new search, said in full
         if followup.kind == "show_all":
             opts = {**opts, "show_all": True}
-        yield from _marked(_chat_stream(rag, question, [], gate, followup.question, opts), followup)
+        yield from _marked(_chat_stream(rag, question, [], queue, followup.question, opts), followup)
         return
-    yield from _chat_stream(rag, question, turns, gate, None, opts)
+    yield from _chat_stream(rag, question, turns, queue, None, opts)
 
 
 def _chat_stream(
-    rag: Answerer, question: str, turns: list[ChatTurn], gate: GenerationGate | None, standalone: str | None,
+    rag: Answerer, question: str, turns: list[ChatTurn], queue: GenerationQueue | None, standalone: str | None,
     options: SearchOptions,
 ) -> Iterator[Event]:
     settings = rag.settings
@@ -424,9 +424,9 @@ def _chat_stream(
     if uses_llm and rewrite is not None and rewrite.method == "fallback":
         rewrite = None  # the model condenses this one, once it has a slot
     hit = rag.cached(rewrite.question, **options) if rewrite is not None else None
-    if hit is None and gate is not None:
+    if hit is None and queue is not None:
         waited = time.perf_counter()
-        with gate.place() as place:
+        with queue.place() as place:
             for status in place.wait():
                 yield Queued(ahead=status.ahead, eta_s=status.eta_s)
                 hit = rag.cached(rewrite.question, **options) if rewrite is not None else None
@@ -524,11 +524,11 @@ def _replay(answer: Answer, question: str, standalone: str) -> Iterator[Event]:
 
 
 def chat(
-    rag: Answerer, question: str, history: Sequence[ChatTurn | dict[str, Any]] = (), gate: GenerationGate | None = None,
+    rag: Answerer, question: str, history: Sequence[ChatTurn | dict[str, Any]] = (), queue: GenerationQueue | None = None,
     limits: Limits = DEFAULT_LIMITS, **options: Unpack[SearchOptions],
 ) -> Answer:
     """Answer a question in the context of a conversation."""
-    return final_answer(chat_stream(rag, question, history, gate, limits, **options))
+    return final_answer(chat_stream(rag, question, history, queue, limits, **options))
 
 
 class Conversation:
@@ -539,7 +539,7 @@ class Conversation:
     history limits."""
 
     def __init__(
-        self, rag: Answerer, max_turns: int = 10, limits: Limits = DEFAULT_LIMITS, gate: GenerationGate | None = None,
+        self, rag: Answerer, max_turns: int = 10, limits: Limits = DEFAULT_LIMITS, queue: GenerationQueue | None = None,
         **options: Unpack[SearchOptions],
     ):
         if max_turns < 1:
@@ -547,14 +547,14 @@ class Conversation:
         self.rag = rag
         self.max_turns = max_turns
         self.limits = limits
-        self.gate = gate
+        self.queue = queue
         self.options = search_options(options)
         self.turns: list[ChatTurn] = []
 
     def stream(self, question: str, **options: Unpack[SearchOptions]) -> Iterator[Event]:
         """Events of the answer; the exchange is remembered once the answer arrives."""
         merged: SearchOptions = {**self.options, **search_options(options)}
-        for event in chat_stream(self.rag, question, list(self.turns), self.gate, self.limits, **merged):
+        for event in chat_stream(self.rag, question, list(self.turns), self.queue, self.limits, **merged):
             if isinstance(event, Final):
                 self.remember(event.answer)
             yield event

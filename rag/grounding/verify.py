@@ -1,7 +1,7 @@
 """Turn evidence or LLM text into what the user sees: only sentences their cited abstract states.
 
 - Evidence answers (`evidence_answer_parts`): list items of quoted abstract sentences, each cited.
-- Generated answers (`SentenceGate`): the LLM's text is cut into sentences as it streams; each one is
+- Generated answers (`SentenceFilter`): the LLM's text is cut into sentences as it streams; each one is
   checked against the sources it cites (`rag.support`). A supported sentence is shown with the
   markers of the sources that state it; an uncited one is shown only when some source states it
   (attributed); an unsupported one is never shown with a citation: it is replaced by the cited
@@ -99,7 +99,7 @@ def _key(sentence: str) -> str:
 
 
 @dataclass
-class SentenceGate:
+class SentenceFilter:
     """Checks generated sentences as they complete; `feed` returns the text that may be shown now."""
 
     sources: Sequence[Source]

@@ -13,8 +13,8 @@ from rag.chat.conversation import ChatTurn, chat_stream
 from rag.errors import InvalidRequestError
 from rag.events import Event, Final, Queued, Sources, final_answer
 from rag.export import ExportFormat
-from rag.gate import GenerationGate
 from rag.limits import check_request
+from rag.queue import GenerationQueue
 from rag.settings import Decision, RetrieverMode, SearchOptions, ServerSettings
 from rag.types import Answer, Citation
 
@@ -144,18 +144,18 @@ class ExportRequest(BaseModel):
 class Api:
     """Request checks and answering shared by the native and the OpenAI-compatible endpoints."""
 
-    def __init__(self, rag: RAG, cfg: ServerSettings, gate: GenerationGate):
+    def __init__(self, rag: RAG, cfg: ServerSettings, queue: GenerationQueue):
         self.rag = rag
         self.cfg = cfg
-        self.gate = gate
+        self.queue = queue
         self.limits = cfg.limits()
         self.started = int(time.time())
 
     def events(self, req: AskRequest) -> Iterator[Event]:
         """Checked chat events."""
         check_request(req.question, req.history, req.top_k, self.limits)
-        self.gate.check()
-        return chat_stream(self.rag, req.question, req.history, self.gate, self.limits, **req.options())
+        self.queue.check()
+        return chat_stream(self.rag, req.question, req.history, self.queue, self.limits, **req.options())
 
     def primed(self, req: AskRequest) -> tuple[list[Event], Iterator[Event]]:
         """Run the request up to its place in line or its retrieved sources, so a full line, store

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from rag import __version__
 from rag.errors import RagError, StoreError
-from rag.gate import GenerationGate
+from rag.queue import GenerationQueue
 from rag.serve.api import Api
 from rag.serve.contract import install_openapi
 from rag.serve.errors import add_error_handlers, error_responses
@@ -44,7 +44,7 @@ class Health(BaseModel):
     answer_cache: dict[str, int]
 
 
-def create_app(rag: "RAG", cfg: ServerSettings | None = None, gate: GenerationGate | None = None) -> Any:
+def create_app(rag: "RAG", cfg: ServerSettings | None = None, queue: GenerationQueue | None = None) -> Any:
     """The FastAPI app for a `RAG`; `cfg` defaults to its settings' `server` group.
 
     Refuses (ConfigError) settings that would answer without a credential where one is expected
@@ -54,14 +54,14 @@ def create_app(rag: "RAG", cfg: ServerSettings | None = None, gate: GenerationGa
 
     cfg = cfg or rag.settings.server
     cfg.check_startup()
-    gate = gate or GenerationGate(
+    queue = queue or GenerationQueue(
         slots=cfg.slots or rag.settings.llm.max_concurrent,
         max_waiting=cfg.max_waiting,
         timeout=cfg.queue_timeout,
         # with `rag serve`'s allocator settings: freed heap back to the OS when no answer runs
         on_idle=HeapTrimmer() if cfg.malloc_arenas else None,
     )
-    api = Api(rag, cfg, gate)
+    api = Api(rag, cfg, queue)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -70,7 +70,7 @@ def create_app(rag: "RAG", cfg: ServerSettings | None = None, gate: GenerationGa
         import anyio.to_thread
 
         limiter = anyio.to_thread.current_default_thread_limiter()
-        limiter.total_tokens = max(limiter.total_tokens, 2 * (gate.slots + gate.max_waiting) + 16)
+        limiter.total_tokens = max(limiter.total_tokens, 2 * (queue.slots + queue.max_waiting) + 16)
         yield
 
     meta: dict[str, Any] = dict(
@@ -114,7 +114,7 @@ def create_app(rag: "RAG", cfg: ServerSettings | None = None, gate: GenerationGa
             "chunks": stats["chunks"],
             "llm": rag.settings.llm.display_name,
             "retriever": rag.settings.retrieval.mode,
-            "queue": gate.stats(),
+            "queue": queue.stats(),
             "answer_cache": rag.answers.stats(),
         }
 
@@ -134,7 +134,7 @@ def create_app(rag: "RAG", cfg: ServerSettings | None = None, gate: GenerationGa
         from ui.app import mount_ui
 
         app = mount_ui(
-            app, rag, gate, path="/", auth=cfg.ui_login(), limits=api.limits, queue_size=cfg.ui_queue_size,
+            app, rag, queue, path="/", auth=cfg.ui_login(), limits=api.limits, queue_size=cfg.ui_queue_size,
             max_file_size=cfg.max_body_bytes,
         )
     return app

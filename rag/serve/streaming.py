@@ -5,14 +5,14 @@ iterates a synchronous body in worker threads and, when the client disconnects, 
 response task, but the worker keeps generating until the model finishes, holding the generation
 slot. `cancellable_stream` iterates the lines itself: each step runs in a worker thread that the
 response task does not wait for once cancelled, and the cancellation stops the model at its next
-token (`rag.gate.check_cancelled`) and closes the generators, which frees the slot.
+token (`rag.queue.check_cancelled`) and closes the generators, which frees the slot.
 """
 
 import logging
 from collections.abc import AsyncIterator, Iterator
 
 from rag.errors import RagError, describe, redact_secrets
-from rag.gate import Cancellable
+from rag.queue import Cancellable
 
 logger = logging.getLogger(__name__)
 

@@ -125,7 +125,7 @@ def _user_metadata(meta: dict[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (meta or {}).items() if not k.startswith("hnsw:")}
 
 
-class _Gate:
+class _ReadWriteLock:
     """Chroma calls run together (shared); a reopen (exclusive) waits for the calls in flight and
     holds new ones back until the new client is in place."""
 
@@ -182,7 +182,7 @@ class _Connection:
         self.cfg = cfg
         self.embedded = not cfg.chroma_url
         self.path = Path(cfg.path)
-        self.gate = _Gate()
+        self.calls = _ReadWriteLock()
         # The revision the client is known to be current with; read before opening, so a write
         # landing in between makes the next sync reopen rather than go unseen.
         self.fresh = self.read_revision() if self.embedded and self.path.is_dir() else ""
@@ -232,7 +232,7 @@ class _Connection:
     def reopen(self, generation: int, revision: str) -> None:
         """Close the client and open it again, so its vector index is read anew from disk. Only this
         location's client is replaced; calls in flight finish on the old one first."""
-        with self.gate.exclusive() as ok:
+        with self.calls.exclusive() as ok:
             if not ok or self.generation != generation:
                 return  # inside a call of this thread (the next sync reopens), or reopened meanwhile
             old = self.client
@@ -350,7 +350,7 @@ class PaperStore:
         self._seen_writes = 0
         self._sync_lock = threading.Lock()
         self._table: PaperTable | None = None
-        with self._conn.gate.shared():
+        with self._conn.calls.shared():
             self._fetch()
 
     # -- the client and collection ----------------------------------------------------------------
@@ -391,10 +391,10 @@ class PaperStore:
                 if revision != conn.fresh:
                     conn.reopen(generation, revision)  # the collection is fetched again after it
                 elif seen is not None and revision != seen.revision:
-                    with conn.gate.shared():
+                    with conn.calls.shared():
                         self._fetch()  # written by this process, maybe through another PaperStore
             else:
-                with conn.gate.shared():
+                with conn.calls.shared():
                     self._fetch()
                 revision = str((self._collection.metadata or {}).get(REVISION_KEY, ""))
                 if seen is not None and revision and revision == seen.revision:
@@ -425,7 +425,7 @@ class PaperStore:
         with self._conn.write_lock(self.cfg.lock_timeout) as outermost:
             if outermost:
                 self._conn.refresh()
-                with self._conn.gate.shared():
+                with self._conn.calls.shared():
                     self._fetch()
             yield
 
@@ -438,7 +438,7 @@ class PaperStore:
                 # skip the chunk count while the revision is unchanged (`sync`), still notice.
                 self._bump()
             try:
-                with self._conn.gate.shared():
+                with self._conn.calls.shared():
                     result = call(self.collection)
             except Exception as exc:
                 if bump:
@@ -472,7 +472,7 @@ class PaperStore:
         """The store's stamp now, as a paper table records it (the collection's id included: a
         collection created again under the same name is another store)."""
         if stamp is None:
-            with self._conn.gate.shared():
+            with self._conn.calls.shared():
                 if not self._conn.embedded:
                     self._fetch()  # a server store keeps its revision in the collection's metadata
                 collection = self.collection
@@ -526,7 +526,7 @@ class PaperStore:
         if self._conn.embedded:
             self._conn.write_revision()
             return
-        with self._conn.gate.shared():
+        with self._conn.calls.shared():
             current = self._conn.client.get_collection(self.name)
             meta = _user_metadata(current.metadata)
             meta[REVISION_KEY] = next_revision(str(meta.get(REVISION_KEY, "")))
@@ -540,7 +540,7 @@ class PaperStore:
         return Path(self.cfg.path) / "models"
 
     def model_record(self) -> ModelRecord | None:
-        with self._conn.gate.shared():
+        with self._conn.calls.shared():
             meta = self.collection.metadata or {}
         if "embedding_fingerprint" not in meta:
             return None
@@ -601,7 +601,7 @@ class PaperStore:
         """Every chunk as (id, metadata, document), paged so memory stays flat."""
         offset = 0
         while True:
-            with self._conn.gate.shared():
+            with self._conn.calls.shared():
                 page = self.collection.get(include=include, limit=PAGE, offset=offset)
             ids = page["ids"]
             if not ids:
@@ -637,7 +637,7 @@ class PaperStore:
     def remove_paper(self, paper_id: str) -> int:
         """Delete every chunk of a paper; returns how many were deleted."""
         with self.writing():
-            with self._conn.gate.shared():
+            with self._conn.calls.shared():
                 found = self.collection.get(where={"paper_id": paper_id}, include=[])
             self.delete_chunks(found["ids"])
         return len(found["ids"])
@@ -655,7 +655,7 @@ class PaperStore:
         where: dict[str, Any] | None = None
         if decisions:
             where = {"decision": decisions[0]} if len(decisions) == 1 else {"decision": {"$in": list(decisions)}}
-        with self._conn.gate.shared():
+        with self._conn.calls.shared():
             found = self.collection.query(
                 query_embeddings=[list(map(float, vector))], n_results=n, include=["distances"], where=where
             )
@@ -671,7 +671,7 @@ class PaperStore:
             return {}
         # The paper table (kept current with the store by every write) names their chunks.
         chunk_ids = self.table.chunk_ids(ids)
-        with self._conn.gate.shared():
+        with self._conn.calls.shared():
             if chunk_ids:  # by id: ~20 ms on a server holding 475,000 chunks, against ~80 by metadata
                 found = self.collection.get(ids=chunk_ids, include=["embeddings", "metadatas"])
             else:
@@ -691,7 +691,7 @@ class PaperStore:
         return out
 
     def count_chunks(self) -> int:
-        with self._conn.gate.shared():
+        with self._conn.calls.shared():
             return int(self.collection.count())
 
     def paper_count(self) -> int:

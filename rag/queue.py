@@ -1,6 +1,6 @@
-"""The generation gate: at most N answers are generated at once; the others wait in a FIFO line.
+"""The generation queue: at most N answers are generated at once; the others wait in a FIFO line.
 
-The chat UI and the HTTP APIs of one server share one gate, so the LLM's concurrency
+The chat UI and the HTTP APIs of one server share one queue, so the LLM's concurrency
 (RAG_LLM__MAX_CONCURRENT or RAG_SERVER__SLOTS) holds across all of them.
 
 Everyone the line accepts is served in arrival order: a newcomer is refused at once (BusyError,
@@ -46,10 +46,10 @@ class QueueStatus:
 
 
 class Place:
-    """One caller's place in the line (from `GenerationGate.place`)."""
+    """One caller's place in the line (from `GenerationQueue.place`)."""
 
-    def __init__(self, gate: GenerationGate):
-        self.gate = gate
+    def __init__(self, queue: GenerationQueue):
+        self.queue = queue
         self.granted = False
         self.ready = threading.Event()
         self.joined = time.monotonic()
@@ -60,25 +60,25 @@ class Place:
         """Wait for a slot: yields the caller's `QueueStatus` whenever it changes (nothing when a
         slot is free at once) and returns holding the slot. BusyError after `timeout` seconds;
         GenerationCancelled when the caller's stream was cancelled (it leaves the line)."""
-        gate = self.gate
-        deadline = self.joined + gate.timeout
+        queue = self.queue
+        deadline = self.joined + queue.timeout
         last: QueueStatus | None = None
         while not self.ready.is_set():
             check_cancelled()
-            status = gate.status(self)
+            status = queue.status(self)
             if status is not None and status != last:
                 last = status
                 yield status
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BusyError(
-                    f"no generation slot became free within {gate.timeout:.0f}s; try again shortly",
+                    f"no generation slot became free within {queue.timeout:.0f}s; try again shortly",
                     queue_full=False,
                 )
             self.ready.wait(min(POLL_SECONDS, left))
 
 
-class GenerationGate:
+class GenerationQueue:
     """At most `slots` generations at once; at most `max_waiting` callers wait, first come first
     served; a caller whose estimated wait exceeds `timeout` seconds is refused at once."""
 

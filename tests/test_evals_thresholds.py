@@ -1,4 +1,4 @@
-"""The CI gate: thresholds files, failing and passing checks, and the `rag eval --check` exit code."""
+"""CI thresholds: thresholds files, failing and passing checks, and the `rag eval --check` exit code."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from evals.ci_thresholds import check, load_thresholds
 from evals.errors import ThresholdError
-from evals.gate import check, load_thresholds
 from rag.cli import main
 
 FLAT = {
@@ -69,7 +69,7 @@ def test_shipped_ci_thresholds_parse():
 
 @pytest.mark.slow
 def test_cli_gate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    """A real retrieval run on the seed corpus: a trivial gate passes, an impossible one fails."""
+    """A real retrieval run on the seed corpus: a trivial threshold is met, an impossible one fails."""
     trivial = _file(tmp_path, {"seed_qa/dense/recall@5": 0.0, "seed_qa/dense/ndcg@10": 0.0}, "trivial.json")
     impossible = _file(tmp_path, {"seed_qa/dense/recall@5": 1.5, "seed_qa/dense/mrr": 0.0}, "impossible.json")
     base = [
@@ -86,7 +86,7 @@ def test_cli_gate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         "--no-progress",
     ]
     assert main(base + ["--check", str(trivial)]) == 0
-    assert "gate passed" in capsys.readouterr().out
+    assert "thresholds met" in capsys.readouterr().out
     assert main(base + ["--check", str(impossible)]) == 1
     err = capsys.readouterr().err
     assert "FAIL seed_qa/dense/recall@5 = 1 < minimum 1.5" in err

@@ -1,4 +1,4 @@
-"""The CI gate: a thresholds file of metric → minimum (or maximum), checked against a report."""
+"""CI thresholds: a thresholds file of metric → minimum (or maximum), checked against a report."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The retrieval gate: dev sets and the author, named-paper and similar-to sets on the full corpus,
+"""Retrieval thresholds: dev sets and the author, named-paper and similar-to sets on the full corpus,
 scored with the product's default retriever and checked against evals/thresholds/retrieval.json."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from evals.ci_thresholds import check, load_thresholds
 from evals.datasets import load_dataset
-from evals.gate import check, load_thresholds
 from evals.metrics import hit_at_k, ndcg_at_k, recall_at_k, reciprocal_rank
 
 pytestmark = pytest.mark.slow
