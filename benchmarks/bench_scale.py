@@ -64,7 +64,7 @@ def pct(values: list[float], q: float) -> float:
 
 class CopyEmbedding:
     """Vectors for synthetic papers without the model: the base paper's mean vector plus noise, keyed
-    by the title that starts every embedded text (rag.chunking)."""
+    by the title that starts every embedded text (rag.text.chunking)."""
 
     def __init__(self, by_title: dict[str, Any], noise: float = 0.35):
         self.by_title = by_title
@@ -393,7 +393,7 @@ def probe_only(args: argparse.Namespace) -> int:
 
 def bm25_parity(args: argparse.Namespace) -> dict[str, Any]:
     """BM25 alone on the dev sets over the 2,115 real papers: the bm25s index rag used before
-    (k1 1.2, b 0.5, title x3) against the paper table's (rag.lexical.Bm25Index); quality and latency."""
+    (k1 1.2, b 0.5, title x3) against the paper table's (rag.retrieval.lexical.Bm25Index); quality and latency."""
     import tempfile
 
     import bm25s

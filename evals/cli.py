@@ -134,8 +134,9 @@ def add_eval_command(sub: Any) -> None:
     p.set_defaults(handler=run_eval)
 
 
-def run_support_check(out: Any = sys.stdout) -> int:
+def run_support_check(out: Any = None) -> int:
     """Print the checker's figures on the labelled set; 1 when they miss the targets."""
+    out = out or sys.stdout  # now, not at import: a test may have replaced it since
     from .support_eval import evaluate_checker
 
     r = evaluate_checker()
@@ -155,8 +156,9 @@ def run_support_check(out: Any = sys.stdout) -> int:
     return 0 if ok else 1
 
 
-def run_relevance(settings: Settings, args: argparse.Namespace, out: Any = sys.stdout) -> int:
+def run_relevance(settings: Settings, args: argparse.Namespace, out: Any = None) -> int:
     """Score the product's answers against the relevance labels; print and write the comparison."""
+    out = out or sys.stdout  # now, not at import: a test may have replaced it since
     import json
 
     from rag import RAG
@@ -200,8 +202,9 @@ def run_relevance(settings: Settings, args: argparse.Namespace, out: Any = sys.s
     return 0
 
 
-def run_conversations(settings: Settings, args: argparse.Namespace, out: Any = sys.stdout) -> int:
+def run_conversations(settings: Settings, args: argparse.Namespace, out: Any = None) -> int:
     """Score follow-ups against the written conversations; print and write the comparison."""
+    out = out or sys.stdout  # now, not at import: a test may have replaced it since
     import json
 
     from rag import RAG
@@ -323,8 +326,9 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def print_summary(summary: dict[str, Any], cal: dict[str, Any] | None, out: Any = sys.stdout) -> None:
+def print_summary(summary: dict[str, Any], cal: dict[str, Any] | None, out: Any = None) -> None:
     """A short plain-text digest of the headline figures."""
+    out = out or sys.stdout  # now, not at import: a test may have replaced it since
     from .report import fmt
     from .summary import HEADLINE_ANSWER, HEADLINE_RETRIEVAL
 

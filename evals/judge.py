@@ -82,7 +82,7 @@ def _unavailable(exc: BaseException) -> bool:
 
 
 class SupportScorer:
-    """Scores (claim sentence, cited source) pairs with the support checker (`rag.support`), or with
+    """Scores (claim sentence, cited source) pairs with the support checker (`rag.grounding.support`), or with
     an LLM judge when one is configured. The checker's precision on the labelled set is measured by
     `evals.support_eval` and printed in every report next to the scores."""
 

@@ -176,7 +176,7 @@ class Answer(BaseModel):
 
     def tail_markdown(self) -> str:
         """What follows the answer text: the removal note and the reference list (may be empty).
-        `rag.conversation.reference_line` reads such a list back from a conversation's history."""
+        `rag.chat.conversation.reference_line` reads such a list back from a conversation's history."""
         refs = self.references_markdown()
         note = self.removal_note()
         tail = f"\n\n_{note}_" if note else ""

@@ -20,7 +20,7 @@ DATA = SHARED / "data"
 EVALSETS = SHARED / "evalsets"
 FULL_CORPUS = DATA / "iclr2025" / "papers.jsonl"
 SHARED_SEED = DATA / "seed" / "papers.jsonl"
-SEED_CORPUS = REPO / "rag" / "data" / "seed_papers.jsonl"  # the 19 papers ship inside the package (rag.corpus.seed_path)
+SEED_CORPUS = REPO / "rag" / "data" / "seed_papers.jsonl"  # the 19 papers ship inside the package (rag.ingest.corpus.seed_path)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -1,4 +1,4 @@
-"""The paper table (rag.papertable): BM25, papers and word counts beside the store, kept current by the
+"""The paper table (rag.store.papertable): BM25, papers and word counts beside the store, kept current by the
 writes themselves, so no process scans the store to answer (issue 11, "scale past one machine").
 
 Real embedded Chroma in tmp dirs, real embeddings; scans of the store are counted by wrapping

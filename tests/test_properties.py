@@ -1,5 +1,5 @@
 """Property tests (hypothesis) for the parsers that read untrusted text (issue 10): corpus files
-(rag.corpus) and conversation history (rag.conversation, rag.citations).
+(rag.ingest.corpus) and conversation history (rag.chat.conversation, rag.text.citations).
 
 Whatever the input: a corpus file gives papers or a CorpusError naming the file (and the line or
 item where there is one), never another exception; a history parser returns, quickly, without

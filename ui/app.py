@@ -1,4 +1,4 @@
-"""The Gradio chat screen: a thin layer over `ui.render.chat_turn` (itself over `rag.conversation.chat_stream`)."""
+"""The Gradio chat screen: a thin layer over `ui.render.chat_turn` (itself over `rag.chat.conversation.chat_stream`)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ pool is the union, in a seeded shuffle, of
 - the papers the product lists, with admission on and off (so every configuration's choices can be
   scored),
 - the papers the question's writer found by searching the corpus (relevant_ids, partial_ids).
-Each paper is written with its abstract cut into the product's sentences (rag.citations), numbered,
+Each paper is written with its abstract cut into the product's sentences (rag.text.citations), numbered,
 so a reader's sentence labels match the sentences an answer quotes.
 
 Output: one JSON object per question (qid, kind, question, papers: [{paper_id, title, sentences}])

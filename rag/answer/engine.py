@@ -379,6 +379,6 @@ def arrange(retrieval: Retrieval, verdict: Assessment) -> tuple[Retrieval, Asses
 
 def build_engine(retriever: PaperRetriever, llm: LLM, embed_model: BaseEmbedding, settings: Settings) -> AnswerEngine:
     engine = AnswerEngine(retriever=retriever, llm=llm, embed_model=embed_model, settings=settings)
-    # Sentence vectors computed at ingest are read before any is embedded (rag.sentence_vectors).
+    # Sentence vectors computed at ingest are read before any is embedded (rag.store.sentence_vectors).
     engine._vectors.stored_path = retriever.store.sentence_vectors_path
     return engine

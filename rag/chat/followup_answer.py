@@ -4,7 +4,7 @@
 - detail: each referenced paper's abstract sentences that answer (verbatim), or a plain "its
   abstract does not say" with what the abstract does state;
 - narrow: the papers of the list that meet a filter (a decision, or a topic read and judged as a
-  new question's constraints are: rag.reading, rag.admission), renumbered as a new list;
+  new question's constraints are: rag.text.reading, rag.grounding.admission), renumbered as a new list;
 - compare: one row per paper, its problem, method, data and result sentences (verbatim, chosen by
   sentence role and cue words; a cell is left empty rather than filled with another kind of sentence).
 """
@@ -503,7 +503,7 @@ def answer_followup(
     question: str, f: FollowUp, rows: dict[str, PaperRow], shown: Sequence[ShownPaper], embed: EmbedFn | None,
     stats: TermStats | None = None,
 ) -> Answer:
-    """The answer to a follow-up that needs no retrieval (kinds in rag.followup.LOCAL_KINDS); `rows`
+    """The answer to a follow-up that needs no retrieval (kinds in rag.text.followup.LOCAL_KINDS); `rows`
     holds every referenced paper."""
     if f.kind == "missing":
         return answer_missing(question, f, shown)

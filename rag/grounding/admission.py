@@ -2,7 +2,7 @@
 
 A paper is *admitted* (listed as an answer) when
 - its title and abstract hold most of the topic (rarity-weighted share of the topic's units), and its
-  title or its own sentences (contribution, method, result: rag.roles) hold at least half of it, so a
+  title or its own sentences (contribution, method, result: rag.text.roles) hold at least half of it, so a
   topic named only in the background ("world models" as a metaphor) does not count;
 - its title or own sentences state every technique constraint, and its title or any sentence every
   setting (a setting is often set up in the background): each unit of the constraint met by the
@@ -51,7 +51,7 @@ class Region(NamedTuple):
 
 @dataclass
 class PaperText:
-    """One paper's sentences, their roles and stems (rag.roles, rag.terms)."""
+    """One paper's sentences, their roles and stems (rag.text.roles, rag.text.terms)."""
 
     source: Source
     sentences: list[str]

@@ -294,7 +294,7 @@ class EvidenceConfig:
     single_share: float = 0.4  # "which paper ...?": least share of its words one shown paper holds
     embed_per_paper: int = 3  # sentences of a paper embedded to choose its quote (the best by words and role)
     similar_margin: float = 0.1  # "similar to X": neighbours within this cosine of the closest one
-    admission: bool = True  # list only papers that state the topic and every constraint (rag.admission)
+    admission: bool = True  # list only papers that state the topic and every constraint (rag.grounding.admission)
 
 
 # What each role of a sentence adds to its score, and what a kind of question adds on top: a "how"

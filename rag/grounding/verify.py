@@ -2,7 +2,7 @@
 
 - Evidence answers (`evidence_answer_parts`): list items of quoted abstract sentences, each cited.
 - Generated answers (`SentenceFilter`): the LLM's text is cut into sentences as it streams; each one is
-  checked against the sources it cites (`rag.support`). A supported sentence is shown with the
+  checked against the sources it cites (`rag.grounding.support`). A supported sentence is shown with the
   markers of the sources that state it; an uncited one is shown only when some source states it
   (attributed); an unsupported one is never shown with a citation: it is replaced by the cited
   abstract's sentence it paraphrases (when the embeddings say it is one), or dropped, and listed in

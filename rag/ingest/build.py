@@ -1,4 +1,4 @@
-"""Papers → chunks (rag.chunking) → embeddings → Chroma, incrementally and a whole paper at a time."""
+"""Papers → chunks (rag.text.chunking) → embeddings → Chroma, incrementally and a whole paper at a time."""
 
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ def _windows(
     for paper, own in zip(papers, chunks):
         said = abstract_sentences(paper.abstract)
         for chunk in own:
-            pos, where, whose = len(paper.title) + 1, [], []  # after the window's "title\n" (rag.chunking)
+            pos, where, whose = len(paper.title) + 1, [], []  # after the window's "title\n" (rag.text.chunking)
             if chunk.kind == "window":
                 for k in range(*chunk.span):
                     where.append((pos, pos + len(said[k])))

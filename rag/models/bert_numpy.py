@@ -1,8 +1,8 @@
-"""The same BERT encoder as rag.bert, on NumPy: for the few texts an answer embeds (its question);
+"""The same BERT encoder as rag.models.bert, on NumPy: for the few texts an answer embeds (its question);
 and what both read without torch (the model's config and tokenizer).
 
 Importing torch costs ~2.4 s of a cold `rag ask` whose only embedding is one question of ~20 word
-pieces (the quotes' vectors are read from the store, rag.sentence_vectors). This forward pass reads
+pieces (the quotes' vectors are read from the store, rag.store.sentence_vectors). This forward pass reads
 the same safetensors weights with `safetensors.numpy` and runs in a few milliseconds; torch stays for
 bulk work (ingest, `rag adapt`, large batches), imported on first use. tests/test_embeddings.py checks
 that both give the same vectors (to 1e-5).

@@ -62,8 +62,8 @@ class LocalEmbedding(BaseEmbedding):
     normalize: bool = True
     bulk_precision: Literal["float32", "bfloat16", "int8"] | None = None  # None: `auto_precision()` at first use
     _bulk: bool = PrivateAttr(default=False)
-    _encoder: Any = PrivateAttr(default=None)  # torch (rag.bert), imported and built on first bulk use
-    _fast: Any = PrivateAttr(default=None)  # NumPy (rag.bert_numpy), for the few texts of a question
+    _encoder: Any = PrivateAttr(default=None)  # torch (rag.models.bert), imported and built on first bulk use
+    _fast: Any = PrivateAttr(default=None)  # NumPy (rag.models.bert_numpy), for the few texts of a question
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
 
     def __init__(self, **data: Any):
@@ -78,7 +78,7 @@ class LocalEmbedding(BaseEmbedding):
 
     @property
     def encoder(self) -> Any:
-        """The torch encoder (rag.bert.BertEncoder), built on first use: importing torch is ~2.4 s of a
+        """The torch encoder (rag.models.bert.BertEncoder), built on first use: importing torch is ~2.4 s of a
         cold process, which a question embedded by the NumPy encoder does not pay."""
         with self._lock:
             if self._encoder is None:
@@ -117,7 +117,7 @@ class LocalEmbedding(BaseEmbedding):
 
     @property
     def fingerprint(self) -> str:
-        """The weights' fingerprint (rag.embeddings.model_fingerprint): names this model's vectors."""
+        """The weights' fingerprint (rag.models.embeddings.model_fingerprint): names this model's vectors."""
         return model_fingerprint(Path(self.model_dir))
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
@@ -167,7 +167,7 @@ class LocalEmbedding(BaseEmbedding):
         self, texts: list[str], spans: list[list[tuple[int, int]]]
     ) -> tuple[list[list[float]], list[list[np.ndarray]]]:
         """Unit vectors of `texts`, and unit vectors of each text's character `spans` pooled from the
-        same pass (rag.bert.BertEncoder.pooled_with_spans). Bulk work: in `bulk_precision`, batches of
+        same pass (rag.models.bert.BertEncoder.pooled_with_spans). Bulk work: in `bulk_precision`, batches of
         similar length."""
         vectors: list[list[float]] = [[] for _ in texts]
         parts: list[list[np.ndarray]] = [[] for _ in texts]

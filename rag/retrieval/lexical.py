@@ -1,5 +1,5 @@
 """The stored papers as retrieval reads them: rows, BM25 and word statistics from the paper table
-(rag.papertable, kept current by every write), and the query catalog built from it.
+(rag.store.papertable, kept current by every write), and the query catalog built from it.
 
 BM25 scores one document per paper (the title counted `bm25_title_boost` times, then the abstract),
 so a long abstract split into several windows is still one paper to BM25. The scoring is bm25s'

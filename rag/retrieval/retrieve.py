@@ -1,7 +1,7 @@
 """Papers for a question: query understanding, dense (Chroma) and BM25 rankings of papers, fusion.
 
 Dense: a paper's score is the mean of its two best chunk cosines (title chunk and sentence windows,
-see rag.chunking). BM25: one document per paper, title counted three times. Hybrid: reciprocal-rank
+see rag.text.chunking). BM25: one document per paper, title counted three times. Hybrid: reciprocal-rank
 fusion of the two, then one round of dense pseudo-relevance feedback (the query vector moves toward
 the top fused papers, Rocchio) and fusion again. Measured on the dev sets in docs/measured.md ("Retrieval").
 """

@@ -13,7 +13,7 @@ Several processes may use one store (a server answering while `rag ingest` or `r
 * **One writer at a time**: writes to an embedded store hold an exclusive lock (filelock) on `rag-write.lock`
   in the store directory (`PaperStore.writing()`); another writer waits `lock_timeout` seconds and
   then fails with `StoreBusyError`. Readers take no lock.
-* **The paper table** (rag.papertable, a SQLite file beside the store): every write changes it for
+* **The paper table** (rag.store.papertable, a SQLite file beside the store): every write changes it for
   the papers written or removed, in the same lock; readers, `manifest()` and `paper_count()` read it
   instead of scanning the store. A table that is not current (another machine wrote to a server
   store, an older version wrote) is rebuilt once from a scan (`PaperStore.current_table()`).
@@ -308,7 +308,7 @@ def paper_table_path(cfg: StoreSettings, collection: str) -> Path:
 
 
 def sentence_vectors_path(cfg: StoreSettings, collection: str) -> Path:
-    """Where the store's sentence vectors (rag.sentence_vectors) live: beside its paper tables, one file
+    """Where the store's sentence vectors (rag.store.sentence_vectors) live: beside its paper tables, one file
     for all its collections (rows are keyed by model and text, so `rag adapt`'s sibling collection
     writes where the store it replaces reads)."""
     return paper_table_path(cfg, collection).parent / "rag-sentences.sqlite3"

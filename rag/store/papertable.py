@@ -8,8 +8,8 @@ chunk of the store (a scan of 100,000 papers takes minutes; opening this file ta
   compares, so an ingest reads no store metadata either); each paper's BM25 terms (tokenized as
   bm25s tokenizes: lower case, `\\w\\w+` words, English stop words out, Snowball stems) as term ids
   with their counts in the title and in the abstract, and `vocab` (term → id), from which a process
-  builds its in-memory BM25 index in a second or two (rag.lexical.Bm25Index); `words`, the document
-  frequency of every word stem (rag.terms); a cache of the query catalog (rag.query.Catalog) for the
+  builds its in-memory BM25 index in a second or two (rag.retrieval.lexical.Bm25Index); `words`, the document
+  frequency of every word stem (rag.text.terms); a cache of the query catalog (rag.text.query.Catalog) for the
   stamp it was built at.
 * **Kept current**: every write of the store (PaperStore.write / delete_chunks) changes the table in
   the same lock and one SQLite transaction, only for the papers written or removed, and records the

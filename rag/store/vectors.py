@@ -38,7 +38,7 @@ class VectorCache:
 
     def __init__(self, max_items: int = 20_000, stored: Path | None = None):
         self.max_items = max_items
-        self.stored_path = stored  # the store's sentence vectors (rag.sentence_vectors), read before embedding
+        self.stored_path = stored  # the store's sentence vectors (rag.store.sentence_vectors), read before embedding
         self._stored: Any = None
         self._rows: OrderedDict[str, int] = OrderedDict()  # text → row of _matrix, least recent first
         self._matrix: np.ndarray | None = None

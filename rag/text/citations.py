@@ -8,7 +8,7 @@ from typing import Sequence
 from rag.prompts import REFUSAL
 
 # The heading before the papers an answer shows as related (on topic, missing a constraint); a
-# conversation reads the papers numbered after it back as related, not listed (rag.followup).
+# conversation reads the papers numbered after it back as related, not listed (rag.text.followup).
 RELATED_HEADING = "Related, but not meeting every part of the question:"
 
 # [1], [1, 2], [1][2], [Source 1], [1-2]

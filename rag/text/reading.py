@@ -2,7 +2,7 @@
 
 "Which papers defend against jailbreaks at inference time?" reads as: asks for methods; topic
 "jailbreaks"; constraints "must defend" (direction) and "at inference time" (setting). A listed paper
-must state every one of them (see rag.admission).
+must state every one of them (see rag.grounding.admission).
 
 Rules, from how questions are phrased:
 - The question's framing ("Which ICLR 2025 papers", "How do papers", "Find work that") is set aside;
@@ -263,7 +263,7 @@ _PHRASE_FAMILIES = sorted(
 
 
 # Name endings that make a word a member of a family: "LiveCodeBench", "SWE-bench" are benchmarks.
-# An alternative "*bench" is met by any word whose stem ends so (rag.admission).
+# An alternative "*bench" is met by any word whose stem ends so (rag.grounding.admission).
 SUFFIXES: dict[str, tuple[str, ...]] = {"benchmark": ("bench",)}
 NAME_SUFFIXES = tuple(x for xs in SUFFIXES.values() for x in xs)
 
@@ -426,7 +426,7 @@ def _label(kind: FacetKind, marker: str, words: list[str]) -> str:
 
 def read(question: str, search_text: str | None = None) -> Reading:
     """The reading of a question; `search_text` is the question without authors and decision words
-    (rag.query), when the catalog was consulted."""
+    (rag.text.query), when the catalog was consulted."""
     asks = _asks(question)
     words = _strip_frame(_tokens(clean(search_text if search_text is not None else question)))
     # Segments: (kind, marker, words)
