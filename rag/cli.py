@@ -48,18 +48,18 @@ class _SafeFormatter(logging.Formatter):
         return terminal_safe(redact_secrets(super().format(record)))
 
 
-class _StderrHandler(logging.StreamHandler):
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """Writes to whatever `sys.stderr` is at emit time (it may be replaced, e.g. by a test runner)."""
 
     def __init__(self) -> None:
         super().__init__(sys.stderr)
 
-    @property  # type: ignore[override]
-    def stream(self):  # noqa: D401
+    @property
+    def stream(self) -> Any:  # noqa: D401
         return sys.stderr
 
     @stream.setter
-    def stream(self, _value) -> None:
+    def stream(self, _value: Any) -> None:
         pass
 
 

@@ -116,7 +116,8 @@ class Client:
     # -- public API -------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
         """The server's /healthz: papers, chunks, LLM in use, queue."""
-        return self._request("GET", "/healthz")
+        health: dict[str, Any] = self._request("GET", "/healthz")
+        return health
 
     def ask(self, question: str, history: Sequence[Any] | None = None, **options: Unpack[SearchOptions]) -> Answer:
         """Answer one question (optionally in a conversation) with citations; options as `RAG.ask`'s."""
@@ -183,7 +184,8 @@ def _turn(t: Any) -> dict[str, Any]:
     if isinstance(t, dict):
         return t
     if hasattr(t, "model_dump"):
-        return t.model_dump(mode="json")
+        dumped: dict[str, Any] = t.model_dump(mode="json")
+        return dumped
     raise TypeError(f"history items must be dicts with role and content, not {type(t).__name__}")
 
 

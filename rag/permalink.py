@@ -46,7 +46,7 @@ class Permalink:
         """The request options the link asks with."""
         return SearchOptions(
             top_k=self.top_k, decisions=list(self.decisions) or None,
-            retriever=self.retriever, show_all=self.show_all,  # type: ignore[typeddict-item]
+            retriever=self.retriever, show_all=self.show_all,
         )
 
     def query(self) -> str:

@@ -6,7 +6,7 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypedDict, get_args
+from typing import Any, Literal, TypedDict, cast, get_args
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -43,7 +43,7 @@ def search_options(options: Mapping[str, Any]) -> SearchOptions:
     unknown = sorted(set(options) - SEARCH_OPTIONS)
     if unknown:
         raise TypeError(f"unexpected search option {unknown[0]!r}; the options are {', '.join(sorted(SEARCH_OPTIONS))}")
-    return SearchOptions(**options)  # type: ignore[typeddict-item]
+    return cast(SearchOptions, dict(options))
 
 
 class _Group(BaseModel):

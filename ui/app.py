@@ -97,7 +97,7 @@ def screen_options(decisions: list[str], top_k: float, retriever: str, show_all:
     """The search options the controls show (a top_k of 0: the default)."""
     return SearchOptions(
         top_k=int(top_k) or None, decisions=decisions or None, show_all=bool(show_all),
-        retriever=retriever if retriever in RETRIEVER_MODES else None,  # type: ignore[typeddict-item]
+        retriever=retriever if retriever in RETRIEVER_MODES else None,
     )
 
 

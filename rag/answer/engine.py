@@ -176,7 +176,7 @@ class AnswerEngine(CustomQueryEngine):
     @property
     def mode(self) -> str:
         """evidence or generative, as configured (auto: evidence for the bundled local model)."""
-        return self.settings.answer.resolved_mode(self.settings.llm.is_remote)
+        return str(self.settings.answer.resolved_mode(self.settings.llm.is_remote))
 
     def assess(self, question: str, retrieval: Retrieval, embed: Any, show_all: bool = False) -> Assessment:
         """Evidence per retrieved paper and whether it answers the question (no LLM call)."""

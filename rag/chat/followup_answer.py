@@ -83,7 +83,7 @@ def source_of(number: int, row: PaperRow) -> Source:
 
 def _citation(src: Source, passage: str, kind: str) -> Citation:
     return Citation(number=src.number, paper_id=src.paper_id, title=src.title, url=src.url, decision=src.decision,
-                    authors=src.authors, supporting_text=passage, score=0.0, support=1.0, kind=kind)  # type: ignore[arg-type]
+                    authors=src.authors, supporting_text=passage, score=0.0, support=1.0, kind=kind)
 
 
 def _answer(question: str, f: FollowUp, text: str, sources: Sequence[Source], citations: Sequence[Citation],
@@ -91,7 +91,7 @@ def _answer(question: str, f: FollowUp, text: str, sources: Sequence[Source], ci
     intent = QueryIntent(kind="single" if len(f.papers) == 1 else "topic", list_question=f.kind == "narrow",
                          search_text=question, notes=[f.note()])
     return Answer(question=question, text=text, citations=list(citations), sources=list(sources), mode=mode,
-                  llm_called=False, intent=intent, followup=f, retriever="followup", **fields)  # type: ignore[arg-type]
+                  llm_called=False, intent=intent, followup=f, retriever="followup", **fields)
 
 
 def _name(title: str) -> str:

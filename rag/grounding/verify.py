@@ -43,7 +43,7 @@ def _citation(source: Source, passage: str, support: float, kind: str) -> Citati
         supporting_text=passage,
         score=source.score,
         support=round(support, 4),
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
     )
 
 

@@ -142,7 +142,8 @@ def _composed(
         titles = set(starts)
         rows = [i for i in range(len(texts)) if i not in titles]
         sentences.put([texts[i] for i in rows], unit_rows(pooled[rows]))
-    return unit_rows(np.stack(out)).tolist()
+    windows: list[list[float]] = unit_rows(np.stack(out)).tolist()
+    return windows
 
 
 def _windows(
@@ -172,6 +173,7 @@ def _windows(
                     pos += len(said[k]) + 1
             spans.append(where)
             owners.append(whose)
+    vectors: list[list[float]]
     vectors, parts = embed_model.embed_with_spans(texts, spans)
     pooled: dict[str, list[np.ndarray]] = {}
     for whose, vecs in zip(owners, parts):

@@ -48,7 +48,7 @@ def _value(content: dict[str, Any], key: str) -> Any:
 
 def decision_of(venue_text: str) -> str:
     """"ICLR 2025 Oral" → "Oral"; a venue text without a known decision word stays as it is."""
-    words = re.findall(r"[A-Za-z]+", venue_text or "")
+    words: list[str] = re.findall(r"[A-Za-z]+", venue_text or "")
     for word in reversed(words):
         if word.capitalize() in DECISIONS:
             return word.capitalize()

@@ -147,7 +147,7 @@ def adapt_model(
             loss = (torch.nn.functional.cross_entropy(logits, labels)
                     + torch.nn.functional.cross_entropy(logits.T, labels)) / 2
             optimiser.zero_grad()
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimiser.step()
             schedule.step()

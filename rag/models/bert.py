@@ -85,7 +85,8 @@ class BertEncoder:
 
     def _linear(self, x: torch.Tensor, name: str) -> torch.Tensor:
         if self._int8 is not None:
-            return torch.ops.quantized.linear_dynamic(x, self._int8[name], False)
+            out: torch.Tensor = torch.ops.quantized.linear_dynamic(x, self._int8[name], False)
+            return out
         return F.linear(x, self.w[name + ".weight"], self.w[name + ".bias"])
 
     def hidden(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

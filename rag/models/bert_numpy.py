@@ -56,7 +56,8 @@ def _erf(x: np.ndarray) -> np.ndarray:
     a = np.abs(x)
     t = 1.0 / (1.0 + _P * a)
     poly = t * (_A[0] + t * (_A[1] + t * (_A[2] + t * (_A[3] + t * _A[4]))))
-    return np.sign(x) * (1.0 - poly * np.exp(-a * a))
+    out: np.ndarray = np.sign(x) * (1.0 - poly * np.exp(-a * a))
+    return out
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:  # the exact ("erf") GELU that BERT's config names "gelu"
@@ -85,7 +86,8 @@ class NumpyEncoder:
     def _norm(self, x: np.ndarray, name: str) -> np.ndarray:
         mean = x.mean(-1, keepdims=True)
         var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + self.eps) * self.w[name + ".weight"] + self.w[name + ".bias"]
+        out: np.ndarray = (x - mean) / np.sqrt(var + self.eps) * self.w[name + ".weight"] + self.w[name + ".bias"]
+        return out
 
     def _linear(self, x: np.ndarray, name: str) -> np.ndarray:
         return x @ self.w[name + ".weight"] + self.w[name + ".bias"]
@@ -121,4 +123,5 @@ class NumpyEncoder:
         pooled = (hidden * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
         if normalize:
             pooled = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        return pooled.astype(np.float32)
+        out: np.ndarray = pooled.astype(np.float32)
+        return out

@@ -27,7 +27,8 @@ def install_openapi(app: Any, limits: Limits) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             app.openapi_schema = exact(generate(), limits)
-        return app.openapi_schema
+        schema: dict[str, Any] = app.openapi_schema
+        return schema
 
     app.openapi = openapi
 
@@ -51,7 +52,7 @@ def _event(name: str, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _model(model: Any) -> dict[str, Any]:
-    schema = model.model_json_schema(ref_template=REF, mode="serialization")
+    schema: dict[str, Any] = model.model_json_schema(ref_template=REF, mode="serialization")
     schema.pop("$defs", None)  # their models are in the document's components already
     schema["properties"].pop("type", None)  # the event's name says it
     return schema

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, create_model
 
 from rag.errors import ERROR_TABLE, RagError, describe
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +68,11 @@ def error_model(status: int) -> type[BaseModel]:
     if status not in _MODELS:
         kinds = tuple(error_kinds(status))
         strict = ConfigDict(extra="forbid")
-        kind: Any = Literal[kinds] if kinds else str  # type: ignore[valid-type]
-        detail = create_model(  # type: ignore[call-overload]
+        kind: Any = Literal[kinds] if kinds else str
+        detail = create_model(
             f"ApiError{status}", __config__=strict, type=(kind, ...), message=(str, ...)
         )
-        _MODELS[status] = create_model(  # type: ignore[call-overload]
+        _MODELS[status] = create_model(
             f"Error{status}", __config__=strict, __doc__=ErrorBody.__doc__, error=(detail, ...)
         )
     return _MODELS[status]
@@ -131,7 +134,7 @@ def printable(text: str, limit: int = 1000) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def add_error_handlers(app: Any) -> None:
+def add_error_handlers(app: FastAPI) -> None:
     """Turn library errors, invalid requests, HTTP errors and crashes into JSON error responses."""
     from fastapi import Request
     from fastapi.exceptions import RequestValidationError

@@ -2,7 +2,7 @@
 /api/export (papers as BibTeX, CSV, Markdown or JSON)."""
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag.errors import GenerationCancelled, RagError
 from rag.events import Condensed, Event, Final, Queued, Sources, Token
@@ -12,8 +12,11 @@ from rag.serve.errors import error_event, error_responses
 from rag.serve.streaming import cancellable_stream, stream_failed
 from rag.types import Answer
 
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
-def add_native_routes(app: Any, api: Api, dependencies: list[Any], responses: dict[int | str, Any]) -> None:
+
+def add_native_routes(app: "FastAPI", api: Api, dependencies: list[Any], responses: dict[int | str, Any]) -> None:
     """Register /api/ask and /api/ask/stream on `app`."""
     from fastapi import Response
     from fastapi.responses import StreamingResponse

@@ -9,7 +9,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from openai.types import CompletionUsage, Model
 from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage
@@ -35,6 +35,9 @@ from rag.serve.errors import error_event, error_responses
 from rag.serve.streaming import cancellable_stream, stream_failed
 from rag.text.citations import LiveMarkerFilter
 from rag.types import Answer, Citation
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 logger = logging.getLogger(__name__)
 
@@ -260,7 +263,7 @@ def _chunk_lines(head: list[Event], events: Iterator[Event], cid: str, created: 
         close_events(events)
 
 
-def add_openai_routes(app: Any, api: Api, dependencies: list[Any], responses: dict[int | str, Any]) -> None:
+def add_openai_routes(app: "FastAPI", api: Api, dependencies: list[Any], responses: dict[int | str, Any]) -> None:
     """Register /v1/models, /v1/models/{model_id} and /v1/chat/completions on `app`; `responses`
     are the error responses of the answering route, `dependencies` the API-key check (if any)."""
     from fastapi.responses import StreamingResponse

@@ -622,7 +622,9 @@ class PaperStore:
             entry.expected_chunks = int(n_chunks or 0)
         return dict(out)
 
-    def write(self, ids: list[str], embeddings: list[list[float]], metadatas: list[dict], documents: list[str]) -> None:
+    def write(
+        self, ids: list[str], embeddings: list[list[float]], metadatas: list[dict[str, Any]], documents: list[str]
+    ) -> None:
         """Upsert one batch of whole papers in a single Chroma call (and into the paper table)."""
         chunks = list(zip(ids, metadatas, documents))
         self._table_write("writing chunks",

@@ -23,7 +23,8 @@ def unit_rows(vectors: Any) -> np.ndarray:
     arr = np.asarray(vectors, dtype=np.float32)
     if arr.size == 0:
         return arr.reshape(0, 0)
-    return arr / np.maximum(np.linalg.norm(arr, axis=1, keepdims=True), EPS)
+    out: np.ndarray = arr / np.maximum(np.linalg.norm(arr, axis=1, keepdims=True), EPS)
+    return out
 
 
 class VectorCache:

@@ -26,8 +26,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from rag.settings import DECISIONS
 from rag.text.citations import MARKER, RELATED_HEADING, marker_numbers
-from rag.text.query import DECISIONS
 from rag.text.terms import STOPWORDS, stem, words
 
 FollowKind = Literal["metadata", "detail", "narrow", "compare", "similar", "show_all", "missing"]
@@ -364,8 +364,9 @@ def _name_refs(question: str, thread: Thread) -> list[ShownPaper]:
         want = _stems_of(phrase) - {w for w in _stems_of(" ".join(_WEAK))}
         if not want:
             continue
-        for field_of in (lambda p: p.title, lambda p: p.title + " " + thread.texts.get(p.paper_id, "")):
-            found = [p for p in thread.shown if want <= _stems_of(field_of(p))]
+        for with_abstract in (False, True):
+            found = [p for p in thread.shown
+                     if want <= _stems_of(p.title + (" " + thread.texts.get(p.paper_id, "") if with_abstract else ""))]
             if len(found) == 1:
                 hits[found[0].number] = found[0]
                 break

@@ -39,7 +39,7 @@ from bisect import bisect_left
 from collections import Counter, defaultdict, namedtuple
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -198,7 +198,7 @@ class Catalog:
         return cat
 
     @classmethod
-    def from_records(cls, records: Iterable[Mapping]) -> Catalog:
+    def from_records(cls, records: Iterable[Mapping[str, Any]]) -> Catalog:
         """From dicts with keys id, title, authors, decision (the rows of papers.jsonl)."""
         return cls.build(
             (r["id"], r.get("title"), r.get("authors") or [], r.get("decision")) for r in records
@@ -217,7 +217,7 @@ class Catalog:
         return self._decision.get(paper_id, "")
 
     def _author_ok(
-        self, toks: list[_Tok], low: list[str], i: int, j: int, full: bool, q: str, sums: list
+        self, toks: list[_Tok], low: list[str], i: int, j: int, full: bool, q: str, sums: list[list[int]]
     ) -> bool:
         other, paperish, loose = (s[-1] - s[j] + s[i] for s in sums)  # counts outside the name
         if not full and j - i == 1 and stem(low[i]) in self._common and not toks[i].raw[:1].isupper():
@@ -225,7 +225,7 @@ class Catalog:
         if not other and (full or paperish):
             return True  # only a name (+ "papers")
         if full:
-            return toks[j - 1].poss or loose > 0
+            return bool(toks[j - 1].poss or loose > 0)
         if toks[j - 1].poss:  # "Bengio's (recent) papers", not "Newton's method"
             return next((w for w in low[j : j + 3] if w not in _ADJ), "") in _PAPERISH
         prev, prev2 = (low[i - 1] if i else ""), (low[i - 2] if i > 1 else "")
@@ -244,11 +244,13 @@ class Catalog:
 
     def _match_authors(self, toks: list[_Tok], q: str) -> list[tuple[int, int, list[str]]]:
         """(first token, end token, authors) of each author phrase, longest match first, left to right."""
-        low, sums = [t.low for t in toks], []  # prefix counts of non-filler, paper and cue words
-        for test in (lambda w: w not in _FILLER, lambda w: w in _PAPERISH, lambda w: w in _LOOSE):
-            sums.append([0])
+        low = [t.low for t in toks]
+        sums: list[list[int]] = []  # prefix counts of non-filler, paper and cue words
+        for words, counted_if_in in ((_FILLER, False), (_PAPERISH, True), (_LOOSE, True)):
+            counts = [0]
             for w in low:
-                sums[-1].append(sums[-1][-1] + test(w))
+                counts.append(counts[-1] + int((w in words) == counted_if_in))
+            sums.append(counts)
         out, i = [], 0
         while i < len(toks):
             for n in range(min(5, len(toks) - i), 0, -1):
@@ -379,7 +381,9 @@ def answer_shape(question: str, list_question: bool = False) -> Literal["list", 
     return "single"
 
 
-def _authors(cat: Catalog, toks: list[_Tok], q: str, notes: list[str], cut: list) -> list:
+def _authors(
+    cat: Catalog, toks: list[_Tok], q: str, notes: list[str], cut: list[tuple[int, int]]
+) -> list[tuple[int, int, list[str]]]:
     low, spans, seen = [t.low for t in toks], cat._match_authors(toks, q), set()
     for i, j, found in spans:
         a, b = i, j
@@ -400,7 +404,7 @@ def _authors(cat: Catalog, toks: list[_Tok], q: str, notes: list[str], cut: list
     return spans
 
 
-def _decisions(toks: list[_Tok], notes: list[str], cut: list) -> list[str]:
+def _decisions(toks: list[_Tok], notes: list[str], cut: list[tuple[int, int]]) -> list[str]:
     low, found = [t.low for t in toks], set()
     for k, w in enumerate(low):
         base = w[:-1] if w.endswith("s") and w[:-1] in _DEC else w

@@ -117,7 +117,7 @@ def compounds(text: str) -> list[str]:
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    return _STEMMER.stemWord(word)
+    return str(_STEMMER.stemWord(word))
 
 
 def is_content(word: str) -> bool:
