@@ -11,6 +11,7 @@ from typing import Any, Literal, TypedDict, cast, get_args
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rag.errors import ConfigError
 from rag.limits import Limits
 
 logger = logging.getLogger(__name__)
@@ -474,19 +475,15 @@ class FetchSettings(_Group):
     page_size: int = Field(1000, ge=1, le=1000, description="Papers per request to the OpenReview API.")
 
 
-# Spellings from before one settings root (0.1): still read, with a warning naming the new one.
-LEGACY_ENV = {f"RAG_EVAL_{name.upper()}": f"RAG_EVAL__{name.upper()}" for name in EvalSettings.model_fields}
+# Spellings from before one settings root (0.1): no longer read. One set is an error that names the
+# new spelling, not a setting silently ignored.
+OLD_ENV = {f"RAG_EVAL_{name.upper()}": f"RAG_EVAL__{name.upper()}" for name in EvalSettings.model_fields}
 
 
-def _legacy_env() -> dict[str, dict[str, str]]:
-    """Values of deprecated environment variables, as nested settings (the new spelling wins)."""
-    out: dict[str, dict[str, str]] = {}
-    for old, new in LEGACY_ENV.items():
-        if old in os.environ:
-            logger.warning("%s is deprecated; use %s", old, new)
-            if new not in os.environ:
-                out.setdefault("eval", {})[new.split("__", 1)[1].lower()] = os.environ[old]
-    return out
+def _refuse_old_env() -> None:
+    old = sorted(name for name in OLD_ENV if name in os.environ)
+    if old:
+        raise ConfigError(f"{old[0]} is no longer read; set {OLD_ENV[old[0]]} instead")
 
 
 class Settings(BaseSettings):
@@ -508,13 +505,7 @@ class Settings(BaseSettings):
     log_level: str = Field("INFO", description="Logging level of the CLI and server.")
 
     def __init__(self, **values: Any):
-        legacy = _legacy_env()
-        for group, fields in legacy.items():
-            given = values.get(group)
-            if isinstance(given, dict):
-                values[group] = {**fields, **given}
-            elif given is None and not any(k.startswith(f"RAG_{group.upper()}__") for k in os.environ):
-                values[group] = fields
+        _refuse_old_env()
         super().__init__(**values)
 
     @field_validator("log_level")

@@ -47,15 +47,15 @@ def test_judge_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatc
     assert judge is not None and judge.model == "judge-model" and judge.api_base == "http://127.0.0.1:8080/v1"
 
 
-def test_the_old_eval_spelling_still_works_with_a_warning(monkeypatch: pytest.MonkeyPatch, caplog):
-    monkeypatch.setenv("RAG_EVAL_JUDGE_MODEL", "old-name")
+def test_an_old_eval_spelling_is_an_error_naming_the_new_one(monkeypatch: pytest.MonkeyPatch):
+    from rag.errors import ConfigError
+
     monkeypatch.setenv("RAG_EVAL_SEED", "7")
-    with caplog.at_level("WARNING", logger="rag.settings"):
-        cfg = Settings().eval
-    assert cfg.judge_model == "old-name" and cfg.seed == 7
-    assert "RAG_EVAL_JUDGE_MODEL is deprecated; use RAG_EVAL__JUDGE_MODEL" in caplog.text
-    monkeypatch.setenv("RAG_EVAL__JUDGE_MODEL", "new-name")  # the new spelling wins
-    assert Settings().eval.judge_model == "new-name"
+    with pytest.raises(ConfigError, match="RAG_EVAL_SEED is no longer read; set RAG_EVAL__SEED instead"):
+        Settings()
+    monkeypatch.delenv("RAG_EVAL_SEED")
+    monkeypatch.setenv("RAG_EVAL__SEED", "7")
+    assert Settings().eval.seed == 7
 
 
 def test_prompt_variables_are_checked():
