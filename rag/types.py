@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
@@ -30,8 +30,8 @@ def web_url(url: str) -> str:
     return url if parts.scheme.lower() in ("http", "https") and host else ""
 
 
-class Source(BaseModel):
-    """A retrieved paper, numbered as the LLM saw it."""
+class PaperRef(BaseModel):
+    """What names a paper in an answer: its number there, id, title, link, decision and authors."""
 
     number: int = Field(description="The n of [n] markers that refer to this paper.")
     paper_id: str
@@ -39,25 +39,28 @@ class Source(BaseModel):
     url: str = Field("", description="Link to the paper: http(s) only (any other link is left out).")
     decision: str = ""
     authors: list[str] = Field(default_factory=list)
-    text: str = Field(description="The abstract text (matching chunks) handed to the LLM.")
-    score: float = Field(description="Retrieval score used for ranking (RRF or similarity).")
-    dense_score: float | None = Field(None, description="Cosine similarity of the best chunk.")
 
     @field_validator("url")
     @classmethod
     def _web_url(cls, url: str) -> str:
         return web_url(url)
 
+    def ref(self) -> dict[str, Any]:
+        """These fields of this paper, to build another PaperRef of it (a Citation of a Source)."""
+        return {name: getattr(self, name) for name in PaperRef.model_fields}
 
-class Citation(BaseModel):
+
+class Source(PaperRef):
+    """A retrieved paper, numbered as the LLM saw it."""
+
+    text: str = Field(description="The abstract text (matching chunks) handed to the LLM.")
+    score: float = Field(description="Retrieval score used for ranking (RRF or similarity).")
+    dense_score: float | None = Field(None, description="Cosine similarity of the best chunk.")
+
+
+class Citation(PaperRef):
     """A source the answer cites, with the passage that supports it."""
 
-    number: int
-    paper_id: str
-    title: str
-    url: str = Field("", description="Link to the paper: http(s) only (any other link is left out).")
-    decision: str = ""
-    authors: list[str] = Field(default_factory=list)
     supporting_text: str = Field(description="The abstract sentence that best supports the answer.")
     score: float = Field(description="Retrieval score of the cited paper.")
     support: float = Field(
@@ -69,11 +72,6 @@ class Citation(BaseModel):
         "marker and the checker passed it; attributed: the checker found the source of an uncited sentence; "
         "metadata: the answer states the paper's stored authors, decision, link or title."
     )
-
-    @field_validator("url")
-    @classmethod
-    def _web_url(cls, url: str) -> str:
-        return web_url(url)
 
 
 class AnswerItem(BaseModel):

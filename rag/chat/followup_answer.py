@@ -82,8 +82,7 @@ def source_of(number: int, row: PaperRow) -> Source:
 
 
 def _citation(src: Source, passage: str, kind: str) -> Citation:
-    return Citation(number=src.number, paper_id=src.paper_id, title=src.title, url=src.url, decision=src.decision,
-                    authors=src.authors, supporting_text=passage, score=0.0, support=1.0, kind=kind)
+    return Citation(**src.ref(), supporting_text=passage, score=0.0, support=1.0, kind=kind)
 
 
 def _answer(question: str, f: FollowUp, text: str, sources: Sequence[Source], citations: Sequence[Citation],

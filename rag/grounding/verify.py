@@ -34,12 +34,7 @@ EmbedFn = Callable[[list[str]], list[list[float]]]
 
 def _citation(source: Source, passage: str, support: float, kind: str) -> Citation:
     return Citation(
-        number=source.number,
-        paper_id=source.paper_id,
-        title=source.title,
-        url=source.url,
-        decision=source.decision,
-        authors=source.authors,
+        **source.ref(),
         supporting_text=passage,
         score=source.score,
         support=round(support, 4),
