@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rag.errors import redact_secrets
-from rag.export import FORMATS
+from rag.export import FORMATS, TABLE_FORMATS
 from rag.settings import DECISIONS, RETRIEVER_MODES, SearchOptions
 
 if TYPE_CHECKING:
@@ -135,6 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="write to this file (default: standard output)")
     _add_question_options(p)
 
+    p = sub.add_parser("compare", help="a comparison table of 2-6 papers (problem, method, data, result)",
+                       description="Compare stored papers by id: one row per paper, each cell the sentence of "
+                       "its abstract that states its problem, method, data or result (empty where none does).")
+    p.add_argument("paper_ids", nargs="+", help="2 to 6 paper ids (OpenReview ids)")
+    p.add_argument("--format", choices=("text", *TABLE_FORMATS), default="text",
+                   help="text (the answer with its references; default), csv, markdown or json")
+    p.add_argument("-o", "--output", help="write to this file (default: standard output)")
+
     p = sub.add_parser("stats", help="papers and chunks in the store", description="Count papers and chunks.")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -252,11 +260,15 @@ def _export(rag: RAG, args: argparse.Namespace) -> None:
         ids = answer.paper_ids(matching=args.show_all)
         if not ids:
             raise InvalidRequestError(f"the answer cites no paper ({answer.refusal_reason or 'nothing found'})")
-    text = rag.export(ids, args.format)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8", newline="") as f:
+    _write(rag.export(ids, args.format), args.output, f"{len(ids)} papers as {args.format}")
+
+
+def _write(text: str, output: str | None, what: str) -> None:
+    """`text` into the file `output` (saying so on stderr), else onto stdout."""
+    if output:
+        with open(output, "w", encoding="utf-8", newline="") as f:
             f.write(text)
-        say(f"wrote {len(ids)} papers as {args.format} to {args.output}", file=sys.stderr)
+        say(f"wrote {what} to {output}", file=sys.stderr)
     else:
         say(text.rstrip("\n"))
 
@@ -317,6 +329,13 @@ def _run(args: argparse.Namespace) -> int:
             f"without an abstract skipped); next: rag ingest {fetched.out}")
     elif args.command == "export":
         _export(rag, args)
+    elif args.command == "compare":
+        answer = rag.compare(args.paper_ids)
+        if args.format == "text" and not args.output:
+            print_answer(answer)
+        else:
+            text = answer.to_markdown() if args.format == "text" else answer.comparison_table(args.format)
+            _write(text, args.output, f"a comparison of {len(answer.comparison)} papers as {args.format}")
     elif args.command == "remove":
         n = rag.remove(args.paper_id)
         say(f"removed {args.paper_id} ({n} chunks)")

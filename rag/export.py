@@ -171,3 +171,36 @@ def to_markdown(papers: Sequence[PaperLike]) -> str:
 
 def to_json(papers: Sequence[PaperLike]) -> str:
     return json.dumps([_record(p) for p in papers], ensure_ascii=False, indent=2) + "\n"
+
+
+# -- comparison tables ------------------------------------------------------------------------------
+TableFormat = Literal["csv", "markdown", "json"]
+TABLE_FORMATS: tuple[str, ...] = get_args(TableFormat)
+TABLE_FIELDS = ("number", "title", "paper_id", "url", "problem", "method", "data", "result")
+
+
+class RowLike(Protocol):
+    def model_dump(self, *, mode: str = ...) -> dict[str, object]: ...
+
+
+def comparison_table(rows: Sequence[RowLike], fmt: str) -> str:
+    """A comparison's rows (rag.types.ComparisonRow) as CSV (one line per paper), a Markdown table
+    or JSON; every cell as the abstract says it."""
+    if fmt not in TABLE_FORMATS:
+        raise InvalidRequestError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")
+    records = [r.model_dump(mode="json") for r in rows]
+    if fmt == "json":
+        return json.dumps(records, ensure_ascii=False, indent=2) + "\n"
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(TABLE_FIELDS)
+        for r in records:
+            writer.writerow([str(r[f]) if f in ("number", "paper_id", "url") else _cell(str(r[f])) for f in TABLE_FIELDS])
+        return out.getvalue()
+    head = ["Paper", "Problem", "Method", "Data", "Result"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in records:
+        cells = [_md(str(r["title"])), *(_md(str(r[f])) or "—" for f in ("problem", "method", "data", "result"))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -334,8 +334,7 @@ class RAG:
         """"Compare A and B", "A versus B" with two or more papers named by title or short name: their
         comparison table (problem, method, data, result: each cell a sentence of that abstract, as
         the chat's "compare the first two" gives). None for any other question."""
-        from rag.chat.followup_answer import answer_compare
-        from rag.text.followup import MAX_COMPARED, FollowUp, ShownPaper, asks_to_compare
+        from rag.text.followup import MAX_COMPARED, asks_to_compare
         from rag.text.query import parse
 
         if not self.settings.retrieval.understand or not asks_to_compare(question):
@@ -345,12 +344,27 @@ class RAG:
         if intent.kind != "named" or len(intent.named_ids) < 2:
             return None
         rows = papers.rows(intent.named_ids[:MAX_COMPARED])
-        shown = [ShownPaper(number=n, paper_id=pid, title=rows[pid].title)
-                 for n, pid in enumerate((p for p in intent.named_ids[:MAX_COMPARED] if p in rows), 1)]
-        if len(shown) < 2:
+        ids = [p for p in intent.named_ids[:MAX_COMPARED] if p in rows]
+        if len(ids) < 2:
             return None
-        answer = answer_compare(question, FollowUp(kind="compare", papers=shown), rows)
+        answer = _compared(question, ids, rows)
         answer.retriever = "named"
+        return answer
+
+    def compare(self, paper_ids: Sequence[str]) -> Answer:
+        """The comparison table of two to six stored papers (in the order given): one row each, with
+        the sentence of its abstract that states its problem, method, data and result (empty where
+        it states none); `Answer.comparison_table("csv")` writes it out. InvalidRequestError for fewer
+        than two or more than six ids, NotFoundError naming ids the store does not hold."""
+        from rag.text.followup import MAX_COMPARED
+
+        ids = list(dict.fromkeys(str(i) for i in paper_ids))
+        if not 2 <= len(ids) <= MAX_COMPARED:
+            raise InvalidRequestError(f"a comparison takes 2 to {MAX_COMPARED} different papers, not {len(ids)}")
+        rows = {row.paper_id: row for row in self.papers(ids)}
+        answer = _compared("Compare " + "; ".join(f'"{rows[i].title}"' for i in ids), ids, rows)
+        answer.retriever = "named"
+        answer.llm = self.settings.llm.display_name
         return answer
 
     def cached(self, question: str, **options: Unpack[SearchOptions]) -> Answer | None:
@@ -389,6 +403,15 @@ class RAG:
         from rag.chat.conversation import Conversation
 
         return Conversation(self, max_turns, **options)
+
+
+def _compared(question: str, ids: Sequence[str], rows: dict[str, PaperRow]) -> Answer:
+    """The comparison answer of the papers `ids` (numbered 1.. in that order)."""
+    from rag.chat.followup_answer import answer_compare
+    from rag.text.followup import FollowUp, ShownPaper
+
+    shown = [ShownPaper(number=n, paper_id=pid, title=rows[pid].title) for n, pid in enumerate(ids, 1)]
+    return answer_compare(question, FollowUp(kind="compare", papers=shown), rows)
 
 
 def _served_from_cache(answer: Answer, t0: float) -> None:

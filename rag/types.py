@@ -91,6 +91,20 @@ class AnswerItem(BaseModel):
         return f"{'- ' if bullet else ''}**{title}** [{self.number}]{lacks}: {' '.join(self.sentences)}"
 
 
+class ComparisonRow(BaseModel):
+    """One paper of a comparison table: each cell is a sentence of its abstract, word for word, or
+    empty where the abstract says none of it (never written by a model)."""
+
+    number: int
+    paper_id: str
+    title: str
+    url: str = ""
+    problem: str = ""
+    method: str = ""
+    data: str = Field("", description="The data or benchmark the paper uses or builds.")
+    result: str = ""
+
+
 class Timings(BaseModel):
     retrieval_ms: float = 0.0
     first_token_ms: float | None = None
@@ -127,6 +141,10 @@ class Answer(BaseModel):
     )
     items: list[AnswerItem] = Field(
         default_factory=list, description="The papers of a list answer, in the order shown."
+    )
+    comparison: list[ComparisonRow] = Field(
+        default_factory=list, description="A comparison's table (\"compare A and B\", `RAG.compare`): one row "
+        "per paper, problem / method / data / result (empty for other answers)."
     )
     refusal_reason: str = Field("", description="Why the question was refused, in plain words (empty when answered).")
     reading: Reading | None = Field(
@@ -207,3 +225,13 @@ class Answer(BaseModel):
     def to_bibtex(self) -> str:
         """The cited papers as BibTeX entries (`@inproceedings`, ICLR 2025)."""
         return self.export("bibtex")
+
+    def comparison_table(self, fmt: str = "csv") -> str:
+        """The comparison's table as CSV, Markdown or JSON (rag.export.comparison_table);
+        InvalidRequestError when this answer is not a comparison."""
+        from rag.errors import InvalidRequestError
+        from rag.export import comparison_table
+
+        if not self.comparison:
+            raise InvalidRequestError("this answer is not a comparison: ask to compare two or more papers")
+        return comparison_table(self.comparison, fmt)

@@ -25,6 +25,7 @@ OPERATIONS = [
     ("post", "/api/ask"),
     ("post", "/api/ask/stream"),
     ("post", "/api/export"),
+    ("post", "/api/compare"),
     ("get", "/v1/models"),
     ("get", "/v1/models/{model_id}"),
     ("post", "/v1/chat/completions"),

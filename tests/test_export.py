@@ -177,3 +177,71 @@ def test_a_fresh_compare_question_with_named_papers_gets_the_comparison_table(se
     # one named paper, or no comparison asked: the usual answer
     assert not seed_rag.ask("Compare LeanAgent with other provers").text.startswith("Side by side")
     assert not seed_rag.ask("What do LeanAgent and BOFormer propose?").text.startswith("Side by side")
+
+
+# -- comparison tables ------------------------------------------------------------------------------
+def _two_more(seed_rag: RAG) -> list[str]:
+    return [LEAN_ID] + [p.paper_id for p in seed_rag.retriever.papers().records if p.paper_id != LEAN_ID][:2]
+
+
+def test_a_comparison_of_chosen_papers_is_a_table_of_their_own_sentences(seed_rag: RAG) -> None:
+    from rag.text.citations import abstract_sentences
+
+    ids = _two_more(seed_rag)
+    answer = seed_rag.compare(ids)
+    assert [r.paper_id for r in answer.comparison] == ids and [r.number for r in answer.comparison] == [1, 2, 3]
+    abstracts = {s.paper_id: s.text for s in answer.sources}
+    for row in answer.comparison:  # every cell is a sentence of that paper's abstract, or empty
+        cells = [row.problem, row.method, row.data, row.result]
+        assert any(cells) and all(not c or c in abstract_sentences(abstracts[row.paper_id]) for c in cells)
+    rows = list(csv.DictReader(io.StringIO(answer.comparison_table("csv"))))
+    assert [r["paper_id"] for r in rows] == ids
+    assert [r["method"] for r in rows] == [r.method for r in answer.comparison]
+    assert json.loads(answer.comparison_table("json"))[0]["title"].startswith("LeanAgent")
+    table = answer.comparison_table("markdown").splitlines()
+    assert table[0] == "| Paper | Problem | Method | Data | Result |" and len(table) == 2 + len(ids)
+    # a question's comparison carries the same rows
+    asked = seed_rag.ask("Compare LeanAgent and BOFormer")
+    assert [r.title.split(":")[0] for r in asked.comparison] == ["LeanAgent", "BOFormer"]
+
+
+def test_bad_comparisons_are_clear_errors(seed_rag: RAG) -> None:
+    with pytest.raises(InvalidRequestError, match="2 to 6 different papers, not 1"):
+        seed_rag.compare([LEAN_ID, LEAN_ID])
+    with pytest.raises(NotFoundError, match="no paper with id 'nope'"):
+        seed_rag.compare([LEAN_ID, "nope"])
+    with pytest.raises(InvalidRequestError, match="not a comparison"):
+        seed_rag.ask("Which paper proposes a lifelong learning agent for formal theorem proving?").comparison_table()
+    with pytest.raises(InvalidRequestError, match="unknown table format 'xlsx'"):
+        seed_rag.compare(_two_more(seed_rag)).comparison_table("xlsx")
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "markdown"])
+def test_the_api_compares_papers_in_each_format(client: TestClient, seed_rag: RAG, fmt: str) -> None:
+    ids = _two_more(seed_rag)
+    resp = client.post("/api/compare", json={"paper_ids": ids, "format": fmt})
+    assert resp.status_code == 200, resp.text
+    assert resp.text == seed_rag.compare(ids).comparison_table(fmt)
+
+
+@pytest.mark.parametrize(("body", "status", "says"), [
+    ({"paper_ids": [LEAN_ID, "nope"]}, 404, "no paper with id 'nope'"),
+    ({"paper_ids": [LEAN_ID]}, 400, "paper_ids"),
+    ({"paper_ids": [LEAN_ID, LEAN_ID]}, 400, "2 to 6 different papers"),
+    ({"paper_ids": [f"p{i}" for i in range(7)]}, 400, "paper_ids"),
+    ({"paper_ids": [LEAN_ID, "x"], "format": "bibtex"}, 400, "format"),
+])
+def test_bad_compare_requests_are_clear_4xx(client: TestClient, body: dict, status: int, says: str) -> None:
+    resp = client.post("/api/compare", json=body)
+    assert resp.status_code == status, resp.text
+    assert says in resp.json()["error"]["message"]
+
+
+def test_the_cli_writes_a_comparison(seed_rag: RAG, tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("RAG_STORE__PATH", str(seed_rag.settings.store.path))
+    ids = _two_more(seed_rag)
+    out = tmp_path / "table.csv"
+    assert main(["compare", *ids, "--format", "csv", "-o", str(out)]) == 0
+    assert [r["paper_id"] for r in csv.DictReader(out.open(encoding="utf-8"))] == ids
+    assert main(["compare", ids[0]]) == 1
+    assert "2 to 6 different papers" in capsys.readouterr().err

@@ -398,3 +398,34 @@ def test_every_listed_paper_is_in_a_table_that_sorts_and_filters(server, browser
     assert all(r[2] == "Poster" for r in page.evaluate(TABLE_ROWS))
     assert outside == []
     page.context.close()
+
+
+def test_ticked_papers_are_compared_in_a_table_that_downloads_as_csv(server, browser, tmp_path: Path) -> None:
+    import csv
+
+    outside: list[str] = []
+    page = _open(browser, server.url, outside)
+    _ask(page, LIST_Q, turn=1)
+    boxes = "#rag-compare-pick input[type=checkbox]"
+    page.wait_for_function(f"document.querySelectorAll('{boxes}').length >= 2", timeout=30_000)
+    titles = [t.inner_text() for t in page.locator("#rag-sources .rag-title").all()]
+    page.locator(boxes).nth(0).check()
+    page.locator(boxes).nth(1).check()
+    page.evaluate(RECORD, 2)
+    page.click("#rag-compare")
+    page.wait_for_function(turn_done(2), timeout=TIMEOUT_MS)
+    assert page.locator("#rag-chat [data-testid=user]").nth(1).inner_text() == "Compare 1 and 2"
+    bot = page.locator("#rag-chat [data-testid=bot]").nth(1)
+    assert bot.inner_text().startswith("Side by side") and bot.locator("table").count() == 1
+    button = page.locator("#rag-compare-csv")
+    button.wait_for(state="visible", timeout=30_000)
+    with page.expect_download(timeout=30_000) as got:
+        button.click()
+    assert got.value.suggested_filename == "iclr2025-comparison.csv"
+    table = tmp_path / "comparison.csv"
+    got.value.save_as(table)
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    assert [r["title"] for r in rows] == titles[:2]
+    assert all(r["problem"] or r["method"] or r["result"] for r in rows)
+    assert outside == []
+    page.context.close()

@@ -13,10 +13,14 @@ from rag.limits import DEFAULT_LIMITS, Limits
 from rag.permalink import CHANGED_NOTICE, Permalink
 from rag.queue import GenerationQueue
 from rag.settings import DECISIONS, RETRIEVER_MODES, SearchOptions
+from rag.text.followup import MAX_COMPARED
 
 from .render import (
     TABLE_SORTS,
     chat_turn,
+    compare_choices,
+    compare_question,
+    comparison_file,
     escape_markdown,
     export_file,
     listed_table,
@@ -194,6 +198,17 @@ def build_ui(
     for takes_request in (open_link, make_link):  # Gradio passes the request by this (real) annotation
         takes_request.__annotations__["request"] = gr.Request
 
+    def show_compare(turns: list[dict[str, Any]]) -> tuple[Any, Any]:
+        """The latest answer's papers to tick, and its comparison table as CSV when it is one."""
+        path = comparison_file(turns or [])
+        return (gr.CheckboxGroup(choices=compare_choices(turns or []), value=[]),
+                gr.DownloadButton(value=str(path) if path else None, visible=path is not None))
+
+    def ask_to_compare(numbers: list[int]) -> str:
+        if not 2 <= len(numbers or []) <= MAX_COMPARED:
+            raise gr.Error(f"Tick 2 to {MAX_COMPARED} papers of the panel to compare.", print_exception=False)
+        return compare_question(numbers)
+
     def new_chat() -> tuple[Any, ...]:
         return [], sources_html(None), "", [], ""
 
@@ -249,6 +264,14 @@ def build_ui(
                 download_sources = gr.DownloadButton(
                     "Download these papers", value=None, size="sm", interactive=False, elem_id="rag-download-sources"
                 )
+                compare_pick = gr.CheckboxGroup(
+                    [], value=[], label=f"Compare papers of this panel (2 to {MAX_COMPARED})", elem_id="rag-compare-pick"
+                )
+                with gr.Row():
+                    compare = gr.Button("Compare selected", size="sm", elem_id="rag-compare")
+                    compare_csv = gr.DownloadButton(
+                        "Download the comparison (CSV)", value=None, size="sm", visible=False, elem_id="rag-compare-csv"
+                    )
                 with gr.Accordion("Every paper that meets the question", open=False, elem_id="rag-table-acc") as table_acc:
                     with gr.Row():
                         table_sort = gr.Radio(list(TABLE_SORTS), value="relevance", label="Sort by",
@@ -297,10 +320,13 @@ def build_ui(
         hidden: dict[str, Any] = {"queue": False, "api_visibility": "private"}
 
         def after_answer(event: Any) -> None:
-            """What follows every answer (and a new chat): the download buttons, the link, the table."""
+            """What follows every answer (and a new chat): the download buttons, the link, the table,
+            the papers to compare."""
             event.then(prepare_download, export_inputs, [download, download_sources], **hidden).then(
                 make_link, link_inputs, [permalink], **hidden
-            ).then(show_table, table_inputs, [table, table_acc], **hidden)
+            ).then(show_table, table_inputs, [table, table_acc], **hidden).then(
+                show_compare, [turns], [compare_pick, compare_csv], **hidden
+            )
 
         answering: dict[str, Any] = {"concurrency_limit": workers, "concurrency_id": "llm", "api_visibility": "private"}
         for trigger in (msg.submit, send.click):
@@ -309,6 +335,9 @@ def build_ui(
         # a link (/?q=…) fills the screen and asks its question
         after_answer(demo.load(open_link, None, [msg, decisions, top_k, retriever, show_all, link_notice], **hidden)
                      .then(respond, inputs, outputs, **answering))
+        # ticked papers of the panel: "Compare 1 and 3" asked in the chat (a follow-up about them)
+        after_answer(compare.click(ask_to_compare, [compare_pick], [msg], **hidden)
+                     .success(respond, inputs, outputs, **answering))
         for changed in (table_sort.change, table_decisions.change):
             changed(show_table, table_inputs, [table, table_acc], **hidden)
         export_format.change(prepare_download, export_inputs, [download, download_sources], **hidden)

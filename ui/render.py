@@ -300,6 +300,30 @@ def export_file(rag: RAG, turns: Sequence[dict[str, Any]], fmt: str, which: str 
     return path
 
 
+def compare_choices(turns: Sequence[dict[str, Any]]) -> list[tuple[str, int]]:
+    """The papers of the latest answer's sources panel, as (label, number) choices to compare."""
+    answer = (turns[-1].get("answer") if turns else None) or {}
+    return [(f"[{s['number']}] {s['title']}", int(s["number"])) for s in answer.get("sources", [])]
+
+
+def compare_question(numbers: Sequence[int]) -> str:
+    """The chat message that compares these papers of the panel: "Compare 1, 3 and 4"."""
+    n = [str(x) for x in sorted(set(numbers))]
+    return "Compare " + (", ".join(n[:-1]) + " and " + n[-1] if len(n) > 1 else "".join(n))
+
+
+def comparison_file(turns: Sequence[dict[str, Any]]) -> Path | None:
+    """The latest answer's comparison table as a CSV file (None when it is not a comparison)."""
+    if not turns or not turns[-1].get("answer"):
+        return None
+    answer = Answer.model_validate(turns[-1]["answer"])
+    if not answer.comparison:
+        return None
+    path = Path(tempfile.mkdtemp(prefix="rag-export-")) / "iclr2025-comparison.csv"
+    path.write_text(answer.comparison_table("csv"), encoding="utf-8")
+    return path
+
+
 TABLE_HEADERS = ["Rank", "Title", "Decision", "Authors"]
 TABLE_SORTS = ("relevance", "decision", "title")
 _DECISION_ORDER = {"Oral": 0, "Spotlight": 1, "Poster": 2}

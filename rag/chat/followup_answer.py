@@ -36,7 +36,7 @@ from rag.text.query import QueryIntent
 from rag.text.reading import DIRECTIONS, FAMILIES, Unit, family_alternatives, read
 from rag.text.roles import OWN
 from rag.text.terms import PROPOSAL_VERBS, STOPWORDS, TermStats, content_stems, stem, words
-from rag.types import Answer, AnswerItem, Citation, Source
+from rag.types import Answer, AnswerItem, Citation, ComparisonRow, Source
 
 EmbedFn = Callable[[list[str]], list[list[float]]]
 # Words of a detail question that ask nothing by themselves ("how does it work?", "tell me more").
@@ -484,18 +484,19 @@ def answer_compare(question: str, f: FollowUp, rows: dict[str, PaperRow]) -> Ans
     """A side-by-side of the referenced papers: one row each, problem / method / data / result."""
     lines = ["Side by side, in each abstract's own words (— where the abstract does not say):", "",
              "| Paper | Problem | Method | Data | Result |", "|---|---|---|---|---|"]
-    sources, citations, items = [], [], []
+    sources, citations, items, table = [], [], [], []
     for p in f.papers:
         row = rows[p.paper_id]
         src = source_of(p.number, row)
         paper = PaperText.of(src)
         cells = comparison_rows(paper)
+        table.append(ComparisonRow(number=p.number, paper_id=row.paper_id, title=row.title, url=src.url, **cells))
         lines.append(f"| **{_cell(_name(row.title))}** [{p.number}] | " + " | ".join(_cell(v) for v in cells.values()) + " |")
         quoted = [v for v in cells.values() if v]
         sources.append(src)
         citations.append(_citation(src, cells["method"] or (quoted[0] if quoted else paper.sentences[0]), "evidence"))
         items.append(AnswerItem(number=p.number, paper_id=row.paper_id, title=row.title, sentences=quoted))
-    return _answer(question, f, "\n".join(lines), sources, citations, "evidence", items=items)
+    return _answer(question, f, "\n".join(lines), sources, citations, "evidence", items=items, comparison=table)
 
 
 def answer_followup(

@@ -12,10 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rag.chat.conversation import ChatTurn, chat_stream
 from rag.errors import InvalidRequestError
 from rag.events import Event, Final, Queued, Sources, final_answer
-from rag.export import ExportFormat
+from rag.export import ExportFormat, TableFormat
 from rag.limits import check_request
 from rag.queue import GenerationQueue
 from rag.settings import Decision, RetrieverMode, SearchOptions, ServerSettings
+from rag.text.followup import MAX_COMPARED
 from rag.types import Answer, Citation
 
 if TYPE_CHECKING:
@@ -134,6 +135,24 @@ class ExportRequest(BaseModel):
         "names it.",
     )
     format: ExportFormat = Field("bibtex", description="bibtex, csv, markdown or json.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text(cls, data: Any) -> Any:
+        return request_json(data)
+
+
+class CompareRequest(BaseModel):
+    """Two to six stored papers to compare, by id, in the order of the table's rows."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    paper_ids: list[PaperId] = Field(
+        min_length=2, max_length=MAX_COMPARED,
+        description="OpenReview ids of 2 to 6 different stored papers; an id the store does not hold is a "
+        "404 that names it.",
+    )
+    format: TableFormat = Field("json", description="json (the rows), csv or markdown.")
 
     @model_validator(mode="before")
     @classmethod

@@ -6,8 +6,17 @@ from typing import TYPE_CHECKING, Any
 
 from rag.errors import GenerationCancelled, RagError
 from rag.events import Condensed, Event, Final, Queued, Sources, Token
-from rag.export import EXTENSIONS, FORMATS, MEDIA_TYPES
-from rag.serve.api import Api, AskRequest, ExportRequest, chain_events, close_events, sse, stream_headers
+from rag.export import EXTENSIONS, FORMATS, MEDIA_TYPES, TABLE_FIELDS, TABLE_FORMATS
+from rag.serve.api import (
+    Api,
+    AskRequest,
+    CompareRequest,
+    ExportRequest,
+    chain_events,
+    close_events,
+    sse,
+    stream_headers,
+)
 from rag.serve.errors import error_event, error_responses
 from rag.serve.streaming import cancellable_stream, stream_failed
 from rag.types import Answer
@@ -59,6 +68,27 @@ def add_native_routes(app: "FastAPI", api: Api, dependencies: list[Any], respons
         name = f"iclr2025-papers.{EXTENSIONS[req.format]}"
         return Response(text, media_type=f"{MEDIA_TYPES[req.format]}; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    rows_body = {"type": "array", "items": {"type": "object", "required": list(TABLE_FIELDS)}}
+    table_body = {"type": "string", "description": "The comparison table in the asked format."}
+
+    @app.post(
+        "/api/compare", tags=["api"], dependencies=dependencies, response_class=Response,
+        responses={
+            **responses,
+            **error_responses(404),
+            200: {
+                "description": "One row per paper in the order asked: problem, method, data and result, "
+                "each a sentence of that abstract or empty.",
+                "content": {MEDIA_TYPES[f]: {"schema": rows_body if f == "json" else table_body} for f in TABLE_FORMATS},
+            },
+        },
+    )
+    def compare(req: CompareRequest) -> Response:
+        """A comparison table of 2 to 6 stored papers (the table `RAG.compare` gives) as JSON, CSV or
+        Markdown."""
+        text = api.rag.compare(req.paper_ids).comparison_table(req.format)
+        return Response(text, media_type=f"{MEDIA_TYPES[req.format]}; charset=utf-8")
 
 
 def ask_events(head: list[Event], events: Iterator[Event]) -> AsyncIterator[str]:
