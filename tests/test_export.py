@@ -227,7 +227,7 @@ def test_the_api_compares_papers_in_each_format(client: TestClient, seed_rag: RA
 @pytest.mark.parametrize(("body", "status", "says"), [
     ({"paper_ids": [LEAN_ID, "nope"]}, 404, "no paper with id 'nope'"),
     ({"paper_ids": [LEAN_ID]}, 400, "paper_ids"),
-    ({"paper_ids": [LEAN_ID, LEAN_ID]}, 400, "2 to 6 different papers"),
+    ({"paper_ids": [LEAN_ID, LEAN_ID]}, 400, "different papers"),
     ({"paper_ids": [f"p{i}" for i in range(7)]}, 400, "paper_ids"),
     ({"paper_ids": [LEAN_ID, "x"], "format": "bibtex"}, 400, "format"),
 ])

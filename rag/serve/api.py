@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rag.chat.conversation import ChatTurn, chat_stream
 from rag.errors import InvalidRequestError
@@ -148,11 +148,18 @@ class CompareRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     paper_ids: list[PaperId] = Field(
-        min_length=2, max_length=MAX_COMPARED,
+        min_length=2, max_length=MAX_COMPARED, json_schema_extra={"uniqueItems": True},
         description="OpenReview ids of 2 to 6 different stored papers; an id the store does not hold is a "
         "404 that names it.",
     )
     format: TableFormat = Field("json", description="json (the rows), csv or markdown.")
+
+    @field_validator("paper_ids")
+    @classmethod
+    def _different(cls, ids: list[str]) -> list[str]:
+        if len(set(ids)) < len(ids):
+            raise ValueError("the ids must be different papers")
+        return ids
 
     @model_validator(mode="before")
     @classmethod
