@@ -143,6 +143,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text (the answer with its references; default), csv, markdown or json")
     p.add_argument("-o", "--output", help="write to this file (default: standard output)")
 
+    p = sub.add_parser("paper", help="one paper's page: metadata, abstract and nearest papers",
+                       description="Show a stored paper by id: title, authors, decision, link and abstract, "
+                       "then its nearest papers (the papers 'similar to' it).")
+    p.add_argument("paper_id", help="the paper's OpenReview id")
+    p.add_argument("--neighbours", type=int, default=5, help="nearest papers to list (0-20; default 5)")
+    p.add_argument("--json", action="store_true", help="print the answer as JSON")
+
     p = sub.add_parser("stats", help="papers and chunks in the store", description="Count papers and chunks.")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -329,6 +336,12 @@ def _run(args: argparse.Namespace) -> int:
             f"without an abstract skipped); next: rag ingest {fetched.out}")
     elif args.command == "export":
         _export(rag, args)
+    elif args.command == "paper":
+        answer = rag.paper_page(args.paper_id, args.neighbours)
+        if args.json:
+            say(answer.model_dump_json(indent=2))
+        else:
+            print_answer(answer)
     elif args.command == "compare":
         answer = rag.compare(args.paper_ids)
         if args.format == "text" and not args.output:

@@ -31,6 +31,8 @@ if TYPE_CHECKING:  # the modules on llama-index load on first use (a light `rag 
 
 logger = logging.getLogger(__name__)
 
+MAX_NEIGHBOURS = 20  # on a paper's page
+
 
 class RAG:
     """Cited question answering over a paper corpus; components load on first use."""
@@ -349,6 +351,23 @@ class RAG:
             return None
         answer = _compared(question, ids, rows)
         answer.retriever = "named"
+        return answer
+
+    def paper_page(self, paper_id: str, neighbours: int = 5) -> Answer:
+        """One stored paper as an answer (the UI's `/?paper=ID`, `rag paper`, `GET /api/papers/{id}`):
+        its title, authors, decision, link and abstract [1], then its `neighbours` nearest papers
+        [2]… by the "similar to" retrieval. NotFoundError for an id the store does not hold."""
+        from rag.chat.followup_answer import answer_paper
+
+        if not 0 <= neighbours <= MAX_NEIGHBOURS:
+            raise InvalidRequestError(f"neighbours must be 0 to {MAX_NEIGHBOURS}, not {neighbours}")
+        [row] = self.papers([paper_id])
+        near = []
+        if neighbours:
+            found = self.retriever.retrieve(f'Papers similar to "{row.title}"', {"top_k": neighbours + 1})
+            near = [s for s in found.sources if s.paper_id != row.paper_id][:neighbours]
+        answer = answer_paper(row, near)
+        answer.llm = self.settings.llm.display_name
         return answer
 
     def compare(self, paper_ids: Sequence[str]) -> Answer:

@@ -26,6 +26,7 @@ OPERATIONS = [
     ("post", "/api/ask/stream"),
     ("post", "/api/export"),
     ("post", "/api/compare"),
+    ("get", "/api/papers/{paper_id}"),
     ("get", "/v1/models"),
     ("get", "/v1/models/{model_id}"),
     ("post", "/v1/chat/completions"),

@@ -429,3 +429,23 @@ def test_ticked_papers_are_compared_in_a_table_that_downloads_as_csv(server, bro
     assert all(r["problem"] or r["method"] or r["result"] for r in rows)
     assert outside == []
     page.context.close()
+
+
+def test_a_papers_page_opens_from_a_link_and_from_its_neighbours(server, browser) -> None:
+    outside: list[str] = []
+    page = _open(browser, f"{server.url}?paper=Uo4EHT4ZZ8", outside)
+    page.wait_for_function(turn_done(1), timeout=TIMEOUT_MS)
+    bot = page.locator("#rag-chat [data-testid=bot]").first.inner_text()
+    assert bot.startswith(LEAN) and "Nearest papers" in bot
+    assert page.locator("#rag-chat [data-testid=user]").first.inner_text() == f'Paper: "{LEAN}"'
+    card = page.locator("#rag-src-1-2")  # the first neighbour's card
+    card.locator("summary").click()
+    neighbour = card.locator(".rag-title").inner_text()
+    with page.expect_popup() as popup:
+        card.locator("a.rag-paper").click()
+    theirs = popup.value
+    theirs.wait_for_function(turn_done(1), timeout=TIMEOUT_MS)
+    assert theirs.locator("#rag-chat [data-testid=bot]").first.inner_text().startswith(neighbour)
+    assert outside == []
+    theirs.close()
+    page.context.close()

@@ -21,6 +21,7 @@ from .render import (
     compare_choices,
     compare_question,
     comparison_file,
+    display_messages,
     escape_markdown,
     export_file,
     listed_table,
@@ -195,7 +196,20 @@ def build_ui(
                 else f"http://{request.headers.get('host', '127.0.0.1')}/")
         return gr.Textbox(value=link.url(base), visible=True)
 
-    for takes_request in (open_link, make_link):  # Gradio passes the request by this (real) annotation
+    def open_paper(request: gr.Request) -> tuple[Any, ...]:
+        """`/?paper=ID`: that paper's page (`RAG.paper_page`) as the conversation's first answer."""
+        pid = (request.query_params.get("paper") or "").strip()
+        if not pid or request.query_params.get("q"):
+            return (gr.skip(),) * 4
+        try:
+            answer = rag.paper_page(pid[:200])
+        except RagError as exc:
+            gr.Warning(f"This paper page cannot be opened: {describe(exc).user_message}")
+            return (gr.skip(),) * 4
+        turns = [{"question": answer.question, "answer": answer.model_dump(mode="json")}]
+        return display_messages(turns), sources_html(answer), answer.to_markdown(), turns
+
+    for takes_request in (open_link, make_link, open_paper):  # Gradio passes the request by this (real) annotation
         takes_request.__annotations__["request"] = gr.Request
 
     def show_compare(turns: list[dict[str, Any]]) -> tuple[Any, Any]:
@@ -338,6 +352,8 @@ def build_ui(
         # ticked papers of the panel: "Compare 1 and 3" asked in the chat (a follow-up about them)
         after_answer(compare.click(ask_to_compare, [compare_pick], [msg], **hidden)
                      .success(respond, inputs, outputs, **answering))
+        # a paper's page (/?paper=ID, the cards' "Paper page" links)
+        after_answer(demo.load(open_paper, None, [chatbot, sources, markdown, turns], **hidden))
         for changed in (table_sort.change, table_decisions.change):
             changed(show_table, table_inputs, [table, table_acc], **hidden)
         export_format.change(prepare_download, export_inputs, [download, download_sources], **hidden)

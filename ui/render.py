@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
-from urllib.parse import urlparse
+from urllib.parse import urlencode, urlparse
 
 from rag.chat.conversation import ChatTurn, chat_stream
 from rag.errors import RagError, describe
@@ -161,6 +161,8 @@ def _source_card(src: Source, citation: Citation | None, turn: int) -> str:
     ] if url else []
     links.append(f'<a class="rag-similar" href="{_ask_link(similar_to)}" target="_blank" '
                  f'rel="noopener noreferrer">Similar papers</a>')
+    page = html.escape("?" + urlencode({"paper": src.paper_id}), quote=True)
+    links.append(f'<a class="rag-paper" href="{page}" target="_blank" rel="noopener noreferrer">Paper page</a>')
     abstract = (
         highlighted_abstract(src.text, citation.supporting_text) if citation else html.escape(_norm(src.text))
     )

@@ -129,6 +129,21 @@ def answer_metadata(question: str, f: FollowUp, rows: dict[str, PaperRow]) -> An
     return _answer(question, f, "\n".join(lines), sources, citations, "metadata")
 
 
+def answer_paper(row: PaperRow, near: Sequence[Source]) -> Answer:
+    """A stored paper's page as an answer: its title [1], authors, decision and link, its whole
+    abstract as stored, then its nearest papers [2]… (the "similar to" retrieval's)."""
+    main = source_of(1, row)
+    others = [s.model_copy(update={"number": n}) for n, s in enumerate(near, 2)]
+    meta = " · ".join(x for x in (_join(row.authors) if row.authors else "", f"ICLR 2025 {row.decision}"
+                                  if row.decision else "", main.url) if x)
+    lines = [f"**{_name(row.title)}** [1]", meta, "", row.text]
+    if others:
+        lines += ["", "Nearest papers:"] + [f"- **{_name(s.title)}** [{s.number}]" for s in others]
+    citations = [_citation(s, f"title: {s.title}", "metadata") for s in [main, *others]]
+    return Answer(question=f'Paper: "{row.title}"', text="\n".join(lines), citations=citations,
+                  sources=[main, *others], mode="metadata", llm_called=False, retriever="named")
+
+
 def _ask_units(ask: str, title: str) -> tuple[list[Unit], str]:
     """What a detail question asks for, as units a sentence must hold (empty: nothing specific),
     without the words it used to name the paper; and the reading's kind of ask."""

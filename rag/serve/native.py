@@ -2,11 +2,12 @@
 /api/export (papers as BibTeX, CSV, Markdown or JSON)."""
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from rag.errors import GenerationCancelled, RagError
 from rag.events import Condensed, Event, Final, Queued, Sources, Token
 from rag.export import EXTENSIONS, FORMATS, MEDIA_TYPES, TABLE_FIELDS, TABLE_FORMATS
+from rag.pipeline import MAX_NEIGHBOURS
 from rag.serve.api import (
     Api,
     AskRequest,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 def add_native_routes(app: "FastAPI", api: Api, dependencies: list[Any], responses: dict[int | str, Any]) -> None:
     """Register /api/ask and /api/ask/stream on `app`."""
-    from fastapi import Response
+    from fastapi import Query, Response
     from fastapi.responses import StreamingResponse
 
     @app.post("/api/ask", response_model=Answer, tags=["api"], dependencies=dependencies, responses=responses)
@@ -68,6 +69,15 @@ def add_native_routes(app: "FastAPI", api: Api, dependencies: list[Any], respons
         name = f"iclr2025-papers.{EXTENSIONS[req.format]}"
         return Response(text, media_type=f"{MEDIA_TYPES[req.format]}; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.get(
+        "/api/papers/{paper_id}", response_model=Answer, tags=["api"], dependencies=dependencies,
+        responses={**responses, **error_responses(404)},
+    )
+    def paper(paper_id: str, neighbours: Annotated[int, Query(ge=0, le=MAX_NEIGHBOURS)] = 5) -> Answer:
+        """A stored paper's page (`RAG.paper_page`): its title, authors, decision, link and abstract as
+        source [1], then its `neighbours` (0-20) nearest papers as [2]…"""
+        return api.rag.paper_page(paper_id, neighbours)
 
     rows_body = {"type": "array", "items": {"type": "object", "required": list(TABLE_FIELDS)}}
     table_body = {"type": "string", "description": "The comparison table in the asked format."}
