@@ -134,11 +134,14 @@ def answer_paper(row: PaperRow, near: Sequence[Source]) -> Answer:
     abstract as stored, then its nearest papers [2]… (the "similar to" retrieval's)."""
     main = source_of(1, row)
     others = [s.model_copy(update={"number": n}) for n, s in enumerate(near, 2)]
-    meta = " · ".join(x for x in (_join(row.authors) if row.authors else "", f"ICLR 2025 {row.decision}"
-                                  if row.decision else "", main.url) if x)
-    lines = [f"**{_name(row.title)}** [1]", meta, "", row.text]
+
+    def about(s: Source) -> str:  # "authors · ICLR 2025 Oral · link"
+        parts = (_join(s.authors) if s.authors else "", f"ICLR 2025 {s.decision}" if s.decision else "", s.url)
+        return " · ".join(x for x in parts if x) or "(no metadata stored)"
+
+    lines = [f"**{_name(row.title)}** [1]: {about(main)}", "", row.text]  # list items as answers have them
     if others:
-        lines += ["", "Nearest papers:"] + [f"- **{_name(s.title)}** [{s.number}]" for s in others]
+        lines += ["", "Nearest papers:"] + [f"- **{_name(s.title)}** [{s.number}]: {about(s)}" for s in others]
     citations = [_citation(s, f"title: {s.title}", "metadata") for s in [main, *others]]
     return Answer(question=f'Paper: "{row.title}"', text="\n".join(lines), citations=citations,
                   sources=[main, *others], mode="metadata", llm_called=False, retriever="named")
