@@ -42,13 +42,6 @@ class Permalink:
             options.get("retriever"), options.get("show_all", False), version,
         )
 
-    def options(self) -> SearchOptions:
-        """The request options the link asks with."""
-        return SearchOptions(
-            top_k=self.top_k, decisions=list(self.decisions) or None,
-            retriever=self.retriever, show_all=self.show_all,
-        )
-
     def query(self) -> str:
         """`q=…&decision=…&top_k=…&retriever=…&all=1&v=…` (options left at their default are left out)."""
         pairs: list[tuple[str, str]] = [("q", self.question)]

@@ -15,7 +15,14 @@ from rag.events import Event, Final, Queued, Sources, final_answer
 from rag.export import ExportFormat, TableFormat
 from rag.limits import check_request
 from rag.queue import GenerationQueue
-from rag.settings import Decision, RetrieverMode, SearchOptions, ServerSettings
+from rag.settings import (
+    SEARCH_OPTIONS,
+    Decision,
+    RetrieverMode,
+    SearchOptions,
+    ServerSettings,
+    search_options,
+)
 from rag.text.followup import MAX_COMPARED
 from rag.types import Answer, Citation
 
@@ -99,7 +106,7 @@ class RequestOptions(BaseModel):
 
     def options(self) -> SearchOptions:
         """The request's options as the library takes them."""
-        return SearchOptions(top_k=self.top_k, decisions=self.decisions, retriever=self.retriever, show_all=self.show_all)
+        return search_options(self.model_dump(include=set(SEARCH_OPTIONS)))
 
 
 class AskRequest(RequestOptions):

@@ -1,0 +1,48 @@
+"""The toolkit's per-request costs on a store: a comparison table (`RAG.compare`, 6 papers), its CSV,
+and a paper's page (`RAG.paper_page`, 5 neighbours), each over 10 different papers after one warm-up.
+
+    RAG_STORE__PATH=<2,115-paper store> .venv/bin/python benchmarks/bench_toolkit.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rag import RAG  # noqa: E402
+
+
+def _ms(fn, runs: list) -> list[float]:  # type: ignore[type-arg]
+    out = []
+    for arg in runs:
+        t0 = time.perf_counter()
+        fn(arg)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
+    rag = RAG()
+    ids = [p.paper_id for p in rag.retriever.papers().records]
+    rag.compare(ids[:2])
+    rag.paper_page(ids[0])  # warm: models, table, catalog
+    groups = [ids[i : i + 6] for i in range(0, 60, 6)]
+    figures = {
+        "compare, 6 papers": _ms(rag.compare, groups),
+        "compare + CSV, 6 papers": _ms(lambda g: rag.compare(g).comparison_table("csv"), groups),
+        "paper page, 5 neighbours": _ms(rag.paper_page, [ids[i * 37 % len(ids)] for i in range(10)]),
+    }
+    print(f"{len(ids)} papers in the store")
+    for name, ms in figures.items():
+        print(f"{name}: median {statistics.median(ms):.1f} ms, max {max(ms):.1f} ms (10 runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
