@@ -20,7 +20,7 @@ from rag.types import Source
          "fine-tune llms — using reinforcement learning, for math reasoning"),
         ("Which papers use diffusion models for protein design?", "papers", "protein design — using diffusion models"),
         ("How do papers reduce the memory of the KV cache in long-context inference?", "method",
-         "reduce memory kv cache — in long-context inference"),
+         "reduce memory of kv cache — in long-context inference"),
         ("Which papers detect AI-generated images?", "papers", "ai-generated images — must detect"),
         ("model merging", "papers", "model merging"),
         # a contrast, a parenthesis and examples are not part of what is asked
@@ -40,6 +40,22 @@ from rag.types import Source
          "transformers struggle length generalization — in arithmetic"),
         ("How do papers make diffusion model sampling faster?", "method",
          "diffusion model sampling faster — must make it faster or cheaper"),
+        # what a defence protects, and what it withstands, are each required
+        ("Which papers defend vision-language models against adversarial image attacks?", "papers",
+         "vision-language models — must defend or protect, against adversarial image attacks"),
+        ("Which papers make graph neural networks robust to adversarial attacks?", "papers",
+         "graph neural networks — must defend or make it robust, against adversarial attacks"),
+        # ... unless the protected thing is any model: then the threat is the topic
+        ("Which papers make vision models robust to adversarial examples?", "papers",
+         "vision models adversarial examples — must defend or make it robust"),
+        # "better at using X": what the agents do, not a technique
+        ("Which papers make LLM agents better at using web browsers?", "papers",
+         "llm agents better — at using web browsers"),
+        # a general verb is no topic: what it is done from is
+        ("Which papers learn from noisy labels?", "papers", "noisy labels"),
+        ("Which papers apply LLMs to formal theorem proving?", "papers", "formal theorem proving — using llms"),
+        ("Which papers attack watermarks of LLM-generated text?", "papers",
+         "watermarks of llm-generated text — must attack"),
     ],
 )
 def test_questions_read_into_topic_and_constraints(question: str, asks: str, described: str) -> None:
@@ -140,6 +156,47 @@ def test_a_technique_named_only_in_the_background_does_not_count() -> None:
     ])
     reading = read("Which papers use reinforcement learning to fine-tune LLMs for math?")
     adm = admit(reading, [rl_background, rl_own], TermStats.from_texts(s.text for s in (rl_background, rl_own)))
+    assert adm.admitted() == [2]
+    assert adm.judgements[1].missing == ["using reinforcement learning"]
+
+
+def test_what_a_topic_is_of_must_be_met_by_itself() -> None:
+    """"watermarks of LLM-generated text": an image watermark paper holds "watermarks" and "text" but
+    is not about LLM-generated text."""
+    text_wm = _source(1, "Scrubbing Watermarks from LLM-Generated Text", [
+        "Watermarks mark LLM-generated text so that it can be traced.",
+        "We propose a paraphrasing attack that removes watermarks from LLM-generated text."])
+    image_wm = _source(2, "A Transfer Attack to Image Watermarks", [
+        "Watermarks mark generated images; a caption gives the text prompt.",
+        "We propose a transfer attack that evades image watermarks."])
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (text_wm, image_wm, *ALL))
+    reading = read("Which papers attack watermarks of LLM-generated text?")
+    assert [u.part for u in reading.topic.units] == [0, 1, 1]
+    adm = admit(reading, [text_wm, image_wm], stats)
+    assert adm.admitted() == [1]
+    assert not adm.judgements[2].on_topic
+
+
+def test_a_specific_word_is_not_met_by_its_wider_family() -> None:
+    """"theorem proving" is not met by "math", "watermark" not by "detection", "compression" not by
+    "fewer"; the wider word is still met by the specific one."""
+    units = {u.text: u for u in read("Which papers study theorem proving, watermark detection and compression?").topic.units}
+    assert ("math",) not in units["theorem"].alternatives
+    assert ("detect",) not in units["watermark"].alternatives
+    assert ("fewer",) not in units["compression"].alternatives
+    assert (stem("theorem"),) in read("Which papers do math?").topic.units[0].alternatives
+
+
+def test_a_comparison_does_not_make_a_technique_the_papers_own() -> None:
+    search = _source(1, "Strategist: Tree Search for LLM Decisions", [
+        "LLMs make poor decisions in games.",
+        "We introduce Strategist, a bi-level tree search for LLM decision making.",
+        "Strategist agents outperform traditional reinforcement learning models."])
+    rl = _source(2, "RL Strategist: LLM Decisions by Reinforcement Learning", [
+        "LLMs make poor decisions in games.",
+        "We fine-tune LLM decision making with reinforcement learning from game outcomes."])
+    reading = read("Which papers use reinforcement learning to improve LLM decision making?")
+    adm = admit(reading, [search, rl], TermStats.from_texts(f"{s.title} {s.text}" for s in (search, rl, *ALL)))
     assert adm.admitted() == [2]
     assert adm.judgements[1].missing == ["using reinforcement learning"]
 

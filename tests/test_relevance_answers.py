@@ -211,3 +211,27 @@ def test_a_how_question_lists_methods_and_a_titled_benchmark_as_related(full_rag
                for it in how.related), [(it.title, it.missing) for it in how.related]
     evaluating = full_rag.ask("How do papers evaluate the long-context abilities of LLMs?")
     assert any("Bench" in it.title or "Benchmark" in it.title for it in evaluating.items)
+
+
+def test_what_a_defence_protects_is_required_of_every_listed_paper(full_rag) -> None:
+    """"defend vision-language models against …": defences of LLMs, SVMs or diffusion models are not
+    the answer; when no VLM defence is stored the answer says so and shows the closest papers."""
+    a = full_rag.ask("Which papers defend vision-language models against adversarial image attacks?")
+    vlm = re.compile(r"vision[- ]language|\bvlms?\b|\blvlms?\b|multimodal|\bclip\b", re.I)
+    papers = {s.paper_id: s for s in a.sources}
+    for it in a.items:
+        assert vlm.search(papers[it.paper_id].title + " " + papers[it.paper_id].text), it.title
+    assert a.items or a.related, a.text
+
+
+def test_robust_to_reads_as_a_defence_not_an_attack(full_rag) -> None:
+    a = full_rag.ask("Which papers make graph neural networks robust to adversarial attacks?")
+    assert a.reading is not None and "must attack" not in a.reading.describe()
+    assert not [t for t in _titles(a) if "Attack" in t.split(":")[0]], a.text  # GOttack is an attack
+
+
+def test_a_topic_named_only_in_passing_gives_the_closest_papers_with_that_said(full_rag) -> None:
+    a = full_rag.ask("Which papers unlearn copyrighted content from LLMs?")
+    assert a.refused and a.related, a.text
+    assert any("only in passing" in m for it in a.related for m in it.missing), a.text
+    assert "MUSE" in a.text

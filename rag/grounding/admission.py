@@ -58,6 +58,7 @@ class PaperText:
     roles: list[Role]
     sentence_regions: list[Region]
     title: Region
+    _own: list[Region] | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, source: Source) -> PaperText:
@@ -78,6 +79,13 @@ class PaperText:
     def title_stems(self) -> frozenset[str]:
         return self.title.stems
 
+    def own_regions(self) -> list[Region]:
+        """The title and the own sentences without what is someone else's ("outperforms traditional
+        RL methods": RL is what the paper compares with, not what it uses)."""
+        if self._own is None:
+            self._own = [self.title] + [own_region(s) for s, r in zip(self.sentences, self.roles) if r in OWN]
+        return self._own
+
     def regions(self, roles: frozenset[str] | None) -> list[Region]:
         """The title and the sentences with one of `roles` (None: every sentence)."""
         return [self.title] + [g for g, r in zip(self.sentence_regions, self.roles) if roles is None or r in roles]
@@ -96,6 +104,7 @@ class Judgement:
     admitted: bool = False
     related: bool = False
     on_topic: bool = False
+    mentions: bool = False  # the abstract holds the topic, maybe only in its background
 
     @property
     def fit(self) -> float:
@@ -139,6 +148,7 @@ def expand_units(units: Sequence[Unit], acr: dict[str, tuple[str, ...]]) -> list
                     text=" ".join(out[i + k].text for k in range(n)),
                     alternatives=[long, (short,)],
                     weight=sum(out[i + k].weight for k in range(n)),
+                    part=out[i + n - 1].part,
                 )
                 out[i : i + n] = [merged]
                 break
@@ -154,8 +164,9 @@ def join_adjacent(units: Sequence[Unit], text: str, joins: Callable[[Unit, Unit]
     for u in units:
         prev = out[-1] if out else None
         if (prev is not None and " " not in prev.text and " " not in u.text
+                and prev.part == u.part
                 and f" {' '.join(words(prev.text))} {' '.join(words(u.text))} " in said and joins(prev, u)):
-            out[-1] = Unit(text=f"{prev.text} {u.text}", weight=prev.weight + u.weight, together=together,
+            out[-1] = Unit(text=f"{prev.text} {u.text}", weight=prev.weight + u.weight, together=together, part=u.part,
                            alternatives=[a + b for a in prev.alternatives for b in u.alternatives])
             continue
         out.append(u)
@@ -178,11 +189,13 @@ def join_terms(units: Sequence[Unit], text: str, stats: TermStats) -> list[Unit]
 
 def weigh(units: Sequence[Unit], stats: TermStats) -> list[Unit]:
     """Units weighted by the rarity of the question's own word (common words count less), times
-    the unit's own factor (a general verb such as "reduce" counts a third)."""
+    the unit's own factor (a general verb such as "reduce" counts a third). A word no stored paper
+    uses ("web browsers" where papers say "web agents") weighs as a common one: rarity says how
+    much a word tells papers apart, and it tells none apart."""
     out = []
     for u in units:
         first = u.alternatives[0] if u.alternatives else ()
-        w = max((stats.idf(s) for s in first), default=1.0)
+        w = max((stats.idf(s) if stats.df.get(s, 0) else 1.0 for s in first), default=1.0)
         out.append(u.model_copy(update={"weight": max(w, 0.1) * u.weight}))
     return out
 
@@ -236,12 +249,14 @@ _NOT_OWN = frozenset(
     breaking existing current prior previous standard common popular typical conventional despite against
     undermine undermines fool fools fooling defeat defeats defeating attack attacks even target targets
     targeting need needs call calls require requires lack lacks without across diverse various several
-    multiple many public widely established downstream set sets setting""".split()
+    multiple many public widely established downstream set sets setting outperform outperforms
+    outperforming surpass surpasses surpassing traditional unlike versus""".split()
 )
 # The opposite of a direction: a paper whose title or contribution does the opposite ("we introduce a
 # novel attack") does not take the direction, whatever else it mentions.
 OPPOSITE = {
     "defend": ("attack", "attacks", "attacking", "attacker"),
+    "withstand": ("attack", "attacks", "attacking", "attacker"),
     "attack": ("defense", "defence", "defend", "defending", "guardrail"),
     "detect": ("attack", "attacks", "evasion", "evade", "evading", "removal", "remove", "forge", "forgery"),
 }
@@ -321,11 +336,13 @@ def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, li
         if facet.kind == "direction":
             value = states_direction(paper, units)
         else:  # a setting is often set up in the background; a technique is what the paper does
-            value = share(units, every if facet.kind == "setting" else own)
+            value = share(units, every if facet.kind == "setting" else paper.own_regions())
         j.constraints.append(value)
         if value < CONSTRAINT_OWN and facet.required:
             j.missing.append(facet.label)
-    topic_ok = not topic or (j.topic_all >= TOPIC_ALL and j.topic_own >= TOPIC_OWN and j.central >= CENTRAL)
+    about = [u for u in topic if u.part]  # "… of LLM-generated text": met by itself
+    j.mentions = not topic or (j.topic_all >= TOPIC_ALL and (not about or share(about, every) >= TOPIC_ALL))
+    topic_ok = j.mentions and (not topic or (j.topic_own >= TOPIC_OWN and j.central >= CENTRAL))
     j.on_topic = topic_ok
     j.admitted = topic_ok and not j.missing
     j.related = topic_ok and bool(j.missing)

@@ -493,6 +493,16 @@ def assess(
             (n for n in order if n not in matching and adm.judgements[n].related),
             key=lambda n: (len(adm.judgements[n].missing), -adm.judgements[n].fit),
         )
+        if not matching and not related and adm.topic:
+            # nothing states the topic as its own: the closest are the papers that name it in passing
+            # ("copyrighted content" as the reason unlearning matters), each saying so
+            passing = f"{reading.topic.label if reading.topic else 'the topic'} only in passing"
+            for n in order:
+                j = adm.judgements[n]
+                if j.mentions and not j.on_topic:
+                    j.missing = [passing, *j.missing]
+                    related.append(n)
+            related.sort(key=lambda n: (len(adm.judgements[n].missing), -adm.judgements[n].fit))
     else:  # a description or an empty reading: the first candidates, as retrieved
         matching, related = order[: max_items or len(order)], []
     details = asked_details(question)

@@ -40,7 +40,12 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "defend", "defense", "defence", "defenses", "defences", "defending", "defensive", "protect",
         "protection", "protecting", "safeguard", "mitigate", "mitigation", "mitigating", "prevent",
         "prevention", "guard", "guardrail", "guardrails", "shield", "immunize", "countermeasure",
+        "robustness against", "robust against", "robust to", "robustness to", "adversarial robustness",
+        "adversarially robust", "adversarial training", "certified", "certify", "certification",
+        "purification", "purify", "differentially private", "differential privacy", "privacy-preserving",
+        "privacy preserving", "unlearnable",
     ),
+    "withstand": (),  # "robust to X": the defend family and the paper's own robustness (below)
     "attack": (
         "attack", "attacks", "attacking", "attacker", "attackers", "exploit", "exploits", "exploiting", "break",
         "breaks", "breaking", "bypass", "bypasses", "bypassing", "evade", "evades", "evading", "evasion", "forge",
@@ -92,12 +97,15 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "code": ("code", "coding", "program", "programs", "programming", "software"),
     "robot": ("robot", "robots", "robotic", "robotics", "manipulation", "embodied"),
     "video": ("video", "videos"),
-    "image": ("image", "images", "visual", "pixel", "pixels", "photo"),
+    "image": ("image", "images", "visual", "vision", "pixel", "pixels", "photo"),
 }
+FAMILIES["withstand"] = FAMILIES["defend"] + (
+    "robust", "robustness", "robustly", "resilient", "resilience", "resistant", "resistance", "immune")
 # The families a direction word can open: the paper must state the direction in its own sentences.
-DIRECTIONS = ("defend", "attack", "detect", "generate", "remove", "evaluate", "explain")
+DIRECTIONS = ("defend", "attack", "detect", "generate", "remove", "evaluate", "explain", "withstand")
 _DIRECTION_LABEL = {
     "defend": "must defend or protect",
+    "withstand": "must defend or make it robust",
     "attack": "must attack",
     "detect": "must detect",
     "generate": "must generate",
@@ -136,8 +144,15 @@ _TECHNIQUE = {"using", "use", "uses", "used", "utilize", "utilizes", "utilizing"
 _TAKES_WITH = frozenset("""struggle struggles struggling cope copes coping deal deals dealing interact interacts
     interacting associated correlated compared combined consistent compatible familiar concerned
     equipped""".split())
-_SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "across", "within", "beyond", "when"}
+_SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "across", "within", "beyond", "when", "against"}
 _PURPOSE = {"to"}
+# "robust to X", "resilient against X": the paper must defend, and X is what it withstands.
+_WITHSTAND = frozenset("robust robustness resilient resilience resistant resistance immune secure".split())
+# "better at using web browsers": a verb after a preposition is what is done, not a technique.
+_GERUND_AFTER = frozenset("at in of when while".split())
+# What a defence protects when it says no more than "a model": then what it withstands is the topic.
+_GENERIC_OBJECTS = frozenset("""model models network networks neural deep system systems classifier classifiers
+    learner learners vision image machine learning ml dnn dnns ai predictor predictors""".split())
 _AT_SETTING = {"time", "inference", "test", "training", "scale", "deployment", "runtime", "test-time", "inference-time", "once"}
 _BOUNDARY = {"that", "which", "who", "whose", "where", "and", "while", "whereas"}
 _FRAME_EXTRA = frozenset(
@@ -157,7 +172,7 @@ _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
         r"\b(?:find|finds|show|shows|reveal|reveals|suggest|suggests)\s+that\b|\bresults?\b|\bevidence\b|\binsights?\b",
         re.I,
     )),
-    ("theory", re.compile(r"\b(?:prove|proves|proof|theorem|bound|bounds|guarantee|guarantees|theoretical|theory|convergence rate)\b", re.I)),
+    ("theory", re.compile(r"\b(?:prove|proves|proof|theorem(?!\s+prov)|bound|bounds|guarantee|guarantees|theoretical|theory|convergence rate)\b", re.I)),
     ("benchmark", re.compile(r"\b(?:benchmarks?|datasets?|evaluation suites?|leaderboard)\b", re.I)),
     ("method", re.compile(r"^\W*how\b(?!\s+(?:many|much|often|long|large|big|fast|old|far)\b)|\band\s+how\b|\bby what means\b|\bwhat (?:method|technique|approach|mechanism)s?\b|\bmethods?\b|\btechniques?\b|\bapproaches\b", re.I)),
 )
@@ -181,6 +196,7 @@ class Unit(BaseModel):
     alternatives: list[tuple[str, ...]]
     weight: float = 1.0
     together: bool = Field(False, description="An alternative's stems are met anywhere in one sentence, not only as a phrase.")
+    part: int = Field(0, description="Which part of the topic it belongs to ('watermarks' of 'LLM-generated text'): each part must be met.")
 
 
 class Facet(BaseModel):
@@ -251,10 +267,32 @@ def _stems(text: str) -> tuple[str, ...]:
     return tuple(stem(w) for w in re.split(r"[\s\-]+", text.lower()) if w)
 
 
+# Members that name one instance of their family, not the family: a question for "theorem proving"
+# is not met by "math", "watermarks" not by "detection", "compression" not by "fewer". Such a word is
+# met by the other members of a family when a paper uses it, but does not open the family itself.
+INSTANCES: dict[str, frozenset[str]] = {
+    "math": frozenset({"theorem", "gsm8k", "olympiad", "arithmetic"}),
+    "theory": frozenset({"theorem", "theorems"}),
+    "llm": frozenset({"gpt", "llama", "mistral", "qwen", "gemma"}),
+    "graph": frozenset({"node", "nodes"}),
+    "robot": frozenset({"manipulation", "embodied"}),
+    "image": frozenset({"pixel", "pixels", "photo"}),
+    "federated": frozenset({"clients", "decentralized"}),
+    "privacy": frozenset({"dp"}),
+    "diffusion": frozenset({"denoising"}),
+    "mobile": frozenset({"android", "ios"}),
+    "benchmark": frozenset({"corpus", "arena", "leaderboard"}),
+    "detect": frozenset({"watermark", "watermarking"}),
+    "reinforcement": frozenset({"rlhf", "rlaif", "ppo", "grpo", "q-learning", "actor-critic"}),
+    "reduce": frozenset({"compress", "compression", "compressing", "save", "saving"}),
+    "generate": frozenset({"design", "designing"}),
+    "evaluate": frozenset({"test", "testing", "probe", "probing"}),
+    "remove": frozenset({"forget"}),
+}
 _FAMILY_OF: dict[str, list[str]] = {}
 for _fam, _members in FAMILIES.items():
     for _m in _members:
-        if " " not in _m and "-" not in _m:
+        if " " not in _m and "-" not in _m and _m not in INSTANCES.get(_fam, ()):
             _FAMILY_OF.setdefault(stem(_m), []).append(_fam)
 _PHRASE_FAMILIES = sorted(
     ((tuple(_tokens(m)), fam) for fam, ms in FAMILIES.items() for m in ms if " " in m or "-" in m),
@@ -424,6 +462,16 @@ def _label(kind: FacetKind, marker: str, words: list[str]) -> str:
     return text
 
 
+def _topic_units(topic_words: list[str]) -> list[Unit]:
+    """The topic's units; after "of" ("watermarks of LLM-generated text", "the role of attention
+    sinks") the words name what the topic is about, a part each listed paper must meet by itself."""
+    at = next((i for i, w in enumerate(topic_words) if w == "of"
+               and any(_is_content(x) for x in topic_words[:i]) and any(_is_content(x) for x in topic_words[i + 1:])), None)
+    if at is None or _OR.intersection(topic_words) or "," in topic_words:
+        return _units(topic_words)  # "loss of plasticity or …": the options join across "of"
+    return _units(topic_words[:at]) + [u.model_copy(update={"part": 1}) for u in _units(topic_words[at + 1 :])]
+
+
 def read(question: str, search_text: str | None = None) -> Reading:
     """The reading of a question; `search_text` is the question without authors and decision words
     (rag.text.query), when the catalog was consulted."""
@@ -455,7 +503,27 @@ def read(question: str, search_text: str | None = None) -> Reading:
             if nxt in ("against", "from", "of", "for", "up"):
                 i += 1
             continue
+        generic = all(x in _GENERIC_OBJECTS or not _is_content(x) for x in current)
+        if w in _WITHSTAND and nxt in ("to", "against") and has_content and i + 2 < len(words):
+            # "make GNNs robust to adversarial attacks": defend the topic against X; "make models
+            # robust to adversarial examples": X is the topic
+            direction = direction or "withstand"
+            if not generic:
+                close()
+                kind, marker = "setting", "against"
+            i += 2
+            continue
+        if w == "against" and kind == "topic" and generic:
+            i += 1  # "defend models against jailbreaks": the jailbreaks are the topic
+            continue
         general = all(x in SOFT or not _is_content(x) for x in current)
+        if w in _TECHNIQUE and w != "with" and len(current) > 1 and current[-1] in _GERUND_AFTER:
+            # "better at using web browsers": what is done, where the paper must work; not a technique
+            prep = current.pop()
+            close()
+            kind, marker = "setting", f"{prep} {w}"
+            i += 1
+            continue
         governed = w == "with" and bool(current) and current[-1] in _TAKES_WITH  # "struggle with X": X is the topic
         if w in _TECHNIQUE and not governed and not (w == "with" and (general or (not has_content and kind == "topic"))):
             close()
@@ -523,12 +591,11 @@ def read(question: str, search_text: str | None = None) -> Reading:
         # "propose new jailbreak attacks", "make sampling faster": a direction noun in the topic is
         # the direction too (the topic keeps the word)
         direction = next((_NOUN_DIRECTION[w] for w in topic_words if w in _NOUN_DIRECTION), None)
-    topic_units = _units(topic_words)
+    topic_units = _topic_units(topic_words)
     topic = None
     if topic_units:
-        topic = Facet(
-            kind="topic", text=" ".join(topic_words), label=" ".join(u.text for u in topic_units), units=topic_units
-        )
+        label = " ".join(("of " if u.part and not v.part else "") + u.text for v, u in zip([topic_units[0], *topic_units], topic_units))
+        topic = Facet(kind="topic", text=" ".join(topic_words), label=label, units=topic_units)
     if asks == "benchmark" and direction in (None, "evaluate") and _CONTRIBUTION_CUE.search(question):
         direction = "benchmark"
     if direction is not None:
@@ -539,6 +606,11 @@ def read(question: str, search_text: str | None = None) -> Reading:
                 units=[Unit(text=direction, alternatives=family_alternatives(direction))],
             ),
         )
+    first = next((c for c in constraints if c.kind != "direction" and c.required), None)
+    if topic is not None and first is not None and all(u.weight < 1.0 for u in topic.units):
+        # "learn from noisy labels": a general verb is no topic; what it is done from is
+        constraints.remove(first)
+        topic = first.model_copy(update={"kind": "topic", "label": " ".join(u.text for u in first.units)})
     if topic is None and constraints and constraints[0].kind != "direction":
         # "with RL" alone, or a setting only: it is the topic
         first = constraints.pop(0)
