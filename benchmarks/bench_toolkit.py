@@ -1,5 +1,7 @@
 """The toolkit's per-request costs on a store: a comparison table (`RAG.compare`, 6 papers), its CSV,
-and a paper's page (`RAG.paper_page`, 5 neighbours), each over 10 different papers after one warm-up.
+and a paper's page (`RAG.paper_page`, 5 neighbours), each over 10 different papers after one warm-up;
+and the map of the field (`RAG.field_map`): its first computation for the store's revision, then
+reading the kept map in a new process's RAG and rendering it as the UI's SVG (10 runs).
 
     RAG_STORE__PATH=<2,115-paper store> .venv/bin/python benchmarks/bench_toolkit.py
 """
@@ -38,7 +40,22 @@ def main(argv: list[str] | None = None) -> int:
         "compare + CSV, 6 papers": _ms(lambda g: rag.compare(g).comparison_table("csv"), groups),
         "paper page, 5 neighbours": _ms(rag.paper_page, [ids[i * 37 % len(ids)] for i in range(10)]),
     }
+    rag.store.field_map_path.unlink(missing_ok=True)  # the first computation for this revision
+    t0 = time.perf_counter()
+    fmap = rag.field_map()
+    first = time.perf_counter() - t0
+    picked = ids[:10]
+
+    def from_kept(_: object) -> None:
+        fresh = RAG(rag.settings)  # as a new server process: the kept map, read from disk
+        kept = fresh.field_map()
+        assert kept.cached
+        kept.svg(picked, link=lambda pid: f"/?paper={pid}")
+
+    figures["map: kept map read by a new RAG + SVG"] = _ms(from_kept, range(10))
     print(f"{len(ids)} papers in the store")
+    print(f"map of the field, first computation: {first:.1f} s ({fmap.seconds:.1f} s of layout, clusters, "
+          f"labels; {len(fmap.clusters)} clusters)")
     for name, ms in figures.items():
         print(f"{name}: median {statistics.median(ms):.1f} ms, max {max(ms):.1f} ms (10 runs)")
     return 0

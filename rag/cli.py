@@ -16,6 +16,7 @@ from rag.export import FORMATS, TABLE_FORMATS
 from rag.settings import DECISIONS, RETRIEVER_MODES, SearchOptions
 
 if TYPE_CHECKING:
+    from rag.fieldmap import FieldMap
     from rag.pipeline import RAG
 
 logger = logging.getLogger("rag")
@@ -142,6 +143,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", *TABLE_FORMATS), default="text",
                    help="text (the answer with its references; default), csv, markdown or json")
     p.add_argument("-o", "--output", help="write to this file (default: standard output)")
+
+    p = sub.add_parser("map", help="a map of the field: every stored paper in 2D, in labelled clusters",
+                       description="Place every stored paper in 2D from its stored vector (t-SNE), in clusters "
+                       "labelled by their distinctive words, and write it as PNG, HTML, SVG or JSON (by the "
+                       "output's extension). Computed once per store revision, with progress; then read "
+                       "from where it is kept. --question picks out the papers of that question's answer.")
+    p.add_argument("-o", "--output", default="field-map.html",
+                   help="the file to write: .png, .html, .svg or .json (default: field-map.html)")
+    p.add_argument("--question", help="pick out (in red) the papers this question's answer lists")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     p = sub.add_parser("paper", help="one paper's page: metadata, abstract and nearest papers",
                        description="Show a stored paper by id: title, authors, decision, link and abstract, "
@@ -270,6 +281,57 @@ def _export(rag: RAG, args: argparse.Namespace) -> None:
     _write(rag.export(ids, args.format), args.output, f"{len(ids)} papers as {args.format}")
 
 
+def _map(rag: RAG, args: argparse.Namespace) -> None:
+    from rag.errors import InvalidRequestError
+    from rag.fieldmap import MAP_FORMATS
+
+    fmt = Path(args.output).suffix.lower().lstrip(".")
+    if fmt not in MAP_FORMATS:
+        raise InvalidRequestError(f"the map is written as {', '.join(MAP_FORMATS)}: name the output so, not {args.output!r}")
+    picked: list[str] = []
+    if args.question:
+        answer = rag.ask(args.question)
+        picked = answer.paper_ids(matching=True)
+    fmap = rag.field_map(progress=not args.no_progress)
+    if fmt == "png":
+        _map_png(fmap, Path(args.output), picked)
+    else:
+        Path(args.output).write_text(fmap.render(fmt, picked), encoding="utf-8")
+    how = "read from the kept map" if fmap.cached else f"computed in {fmap.seconds:.1f} s"
+    say(f"wrote the map of {fmap.papers} papers in {len(fmap.clusters)} clusters ({how}"
+        + (f"; {len(picked)} papers of the answer picked out" if args.question else "") + f") to {args.output}",
+        file=sys.stderr)
+
+
+def _map_png(fmap: FieldMap, path: Path, picked: Sequence[str]) -> None:
+    """The map as a PNG (matplotlib: the `eval` extra); the picked papers larger, in red."""
+    from rag.errors import ConfigError
+    from rag.fieldmap import HIGHLIGHT, PALETTE
+
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ConfigError("a PNG map needs matplotlib: pip install 'iclr-rag[eval]'") from exc
+    chosen = set(picked)
+    fig, ax = plt.subplots(figsize=(11, 7.5), dpi=110)
+    ax.scatter([p.x for p in fmap.points], [p.y for p in fmap.points], s=7, alpha=0.75,
+               c=[PALETTE[p.cluster % len(PALETTE)] for p in fmap.points])
+    red = [p for p in fmap.points if p.paper_id in chosen]
+    if red:
+        ax.scatter([p.x for p in red], [p.y for p in red], s=45, c=HIGHLIGHT, edgecolors="black")
+    for c in fmap.clusters:
+        ax.text(c.x, c.y, c.label, ha="center", fontsize=8, weight="bold",
+                bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1})
+    ax.set_axis_off()
+    ax.set_title(f"{fmap.papers} papers, {len(fmap.clusters)} clusters")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def _write(text: str, output: str | None, what: str) -> None:
     """`text` into the file `output` (saying so on stderr), else onto stdout."""
     if output:
@@ -336,6 +398,8 @@ def _run(args: argparse.Namespace) -> int:
             f"without an abstract skipped); next: rag ingest {fetched.out}")
     elif args.command == "export":
         _export(rag, args)
+    elif args.command == "map":
+        _map(rag, args)
     elif args.command == "paper":
         answer = rag.paper_page(args.paper_id, args.neighbours)
         if args.json:

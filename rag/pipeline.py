@@ -25,6 +25,7 @@ from rag.types import Answer
 if TYPE_CHECKING:  # the modules on llama-index load on first use (a light `rag stats` or bad-input error)
     from rag.answer.engine import AnswerEngine
     from rag.chat.conversation import Conversation
+    from rag.fieldmap import FieldMap
     from rag.ingest.build import IngestReport
     from rag.models.adapt import AdaptConfig, AdaptReport
     from rag.retrieval.retrieve import PaperRetriever, Retrieval
@@ -49,6 +50,8 @@ class RAG:
         self._retriever: PaperRetriever | None = None
         self._engine: AnswerEngine | None = None
         self.answers = AnswerCache(self.settings.answer.cache_size)
+        self._map_lock = threading.Lock()  # one map computation at a time
+        self._map: FieldMap | None = None
 
     # -- components -------------------------------------------------------------------------
     @property
@@ -369,6 +372,36 @@ class RAG:
         answer = answer_paper(row, near)
         answer.llm = self.settings.llm.display_name
         return answer
+
+    def field_map(self, progress: bool = False) -> FieldMap:
+        """The map of the field (rag.fieldmap): every stored paper placed in 2D from its stored vector,
+        in clusters labelled by their distinctive words. Computed once per store revision (`progress`:
+        a progress bar over its steps) and kept beside the store; `FieldMap.cached` says it was read.
+        Render it with `.svg(highlight=answer ids)`, `.html()`, `.png(path)`."""
+        from rag import fieldmap
+
+        with self._map_lock:
+            stamp = self.store.sync()
+            revision = f"{stamp.revision}:{stamp.chunks}"
+            if self._map is not None and self._map.revision == revision:
+                return self._map.model_copy(update={"cached": True})
+            path = self.store.field_map_path
+            kept = fieldmap.load(path, revision)
+            if kept is None:
+                rows = list(self.store.current_table().all_rows())
+                ids = [r.paper_id for r in rows]
+                vectors: dict[str, Any] = {}
+                for i in range(0, len(ids), 500):
+                    vectors.update(self.store.paper_vectors(ids[i : i + 500]))
+                rows = [r for r in rows if r.paper_id in vectors]
+                kept = fieldmap.compute(
+                    [r.paper_id for r in rows], [r.title for r in rows], [r.text for r in rows],
+                    [r.decision for r in rows], [vectors[r.paper_id] for r in rows], revision, progress,
+                )
+                logger.info("map of %d papers in %.1f s", kept.papers, kept.seconds)
+                fieldmap.save(path, kept)
+            self._map = kept
+            return kept
 
     def compare(self, paper_ids: Sequence[str]) -> Answer:
         """The comparison table of two to six stored papers (in the order given): one row each, with

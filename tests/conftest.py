@@ -88,9 +88,72 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _skipped.append(report.nodeid)
 
 
+# -- the 2,115-paper store, ingested in the background while the other tests run ------------------
+_FULL: dict[str, object] = {}  # "proc": the ingest process, "dir": its folder, "log": its output
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """When selected tests need the 2,115-paper store, a separate process ingests it on one core
+    from the start of the session, and the modules that use it run last (each module whole, in its
+    own order), so its minutes of embedding overlap the other tests instead of adding to them; the
+    first test that needs it waits for it. RAG_TEST_FULL_STORE (a store that already holds it) makes
+    this unnecessary."""
+    items = session.items
+
+    def module(it: pytest.Item) -> str:
+        return str(getattr(getattr(it, "module", None), "__name__", ""))
+
+    full_modules = {module(it) for it in items if "full_rag" in getattr(it, "fixturenames", ())}
+    if not full_modules or os.environ.get("RAG_TEST_FULL_STORE") or not FULL_CORPUS.is_file():
+        return
+    items.sort(key=lambda it: module(it) in full_modules)
+    import subprocess
+    import sys
+
+    folder = Path(tempfile.mkdtemp(prefix="rag-full-store-"))
+    log = (folder / "ingest.log").open("w", encoding="utf-8")
+    one_core = {k: "1" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    env = {**os.environ, **one_core, "RAG_STORE__PATH": str(folder / "chroma"), "RAG_STORE__AUTO_SEED": "false"}
+    _FULL.update(dir=folder, log=log, proc=subprocess.Popen(
+        [sys.executable, "-c", "from rag.cli import main; main()", "ingest", "--no-progress", str(FULL_CORPUS)],
+        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO,
+    ))
+
+
+def _full_store() -> Path | None:
+    """The background ingest's store once it has finished (None when there is none)."""
+    import subprocess
+
+    proc = _FULL.get("proc")
+    if not isinstance(proc, subprocess.Popen):
+        return None
+    code = proc.wait()
+    folder = Path(str(_FULL["dir"]))
+    if code != 0:
+        tail = (folder / "ingest.log").read_text(encoding="utf-8", errors="replace")[-2000:]
+        pytest.fail(f"the background ingest of {FULL_CORPUS} failed (exit {code}):\n{tail}")
+    return folder / "chroma"
+
+
+def _stop_full_store() -> None:
+    import subprocess
+
+    proc = _FULL.get("proc")
+    if isinstance(proc, subprocess.Popen):
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log = _FULL.get("log")
+        if hasattr(log, "close"):
+            log.close()
+        shutil.rmtree(str(_FULL["dir"]), ignore_errors=True)
+    _FULL.clear()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """RAG_TEST_NO_SKIPS=1 (set by .ci/run, which has every component and the shared data): a skipped
     test fails the run, so CI runs every test."""
+    _stop_full_store()
     if _NO_SKIPS and _skipped:
         print(f"\nRAG_TEST_NO_SKIPS: {len(_skipped)} test(s) skipped, e.g. {_skipped[0]}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -119,7 +182,8 @@ def seed_rag(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="session")
 def full_rag(tmp_path_factory: pytest.TempPathFactory, full_corpus: Path):
-    """A RAG over the 2,115-paper corpus (ingested once per session). RAG_TEST_FULL_STORE may name a
+    """A RAG over the 2,115-paper corpus (ingested once per session, in the background from its start:
+    `pytest_collection_finish`). RAG_TEST_FULL_STORE may name a
     store that already holds it (a copy is used, and the ingest then only checks it)."""
     import os
     import shutil
@@ -129,6 +193,8 @@ def full_rag(tmp_path_factory: pytest.TempPathFactory, full_corpus: Path):
     path = tmp_path_factory.mktemp("full") / "chroma"
     if os.environ.get("RAG_TEST_FULL_STORE"):
         shutil.copytree(os.environ["RAG_TEST_FULL_STORE"], path)
+    else:
+        path = _full_store() or path  # ingested in the background since the session started
     settings = Settings(store={"path": path, "auto_seed": False})
     rag = RAG(settings)
     rag.ingest([full_corpus], progress=False)

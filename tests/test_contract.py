@@ -27,6 +27,8 @@ OPERATIONS = [
     ("post", "/api/export"),
     ("post", "/api/compare"),
     ("get", "/api/papers/{paper_id}"),
+    ("get", "/api/map"),
+    ("post", "/api/permalink"),
     ("get", "/v1/models"),
     ("get", "/v1/models/{model_id}"),
     ("post", "/v1/chat/completions"),

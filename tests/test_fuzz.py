@@ -136,6 +136,7 @@ def test_schemathesis_finds_nothing(tmp_path: Path, run: str) -> None:
     assert found["failed"] == [] and found["tracebacks"] == []
     assert not any(status >= 500 for status in found["statuses"])
     assert set(found["cases"]) >= {"POST /api/ask", "POST /api/ask/stream", "POST /api/export", "POST /api/compare",
+                                   "GET /api/map", "POST /api/permalink",
                                    "POST /v1/chat/completions"}
     assert sum(found["statuses"].values()) >= 6 * EXAMPLES  # it did run
     junit = next(report.glob("junit-*.xml")).read_text()

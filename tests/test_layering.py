@@ -130,7 +130,7 @@ def test_the_core_and_the_cli_work_without_the_serve_and_eval_extras() -> None:
 STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("rag.errors", "rag.limits", "rag.settings", "rag.prompts", "rag.queue")),
     ("text", ("rag.text",)),
-    ("papers and answers", ("rag.types", "rag.export", "rag.permalink", "rag.events")),
+    ("papers and answers", ("rag.types", "rag.export", "rag.permalink", "rag.events", "rag.fieldmap")),
     ("store", ("rag.store",)),
     ("models", ("rag.models",)),
     ("ingest", ("rag.ingest",)),

@@ -54,3 +54,25 @@ def test_the_version_changes_with_the_store_and_the_cli_prints_the_link(tmp_path
     assert (parts.scheme, parts.netloc, parts.path) == ("http", "127.0.0.1:7860", "/")
     assert Permalink.parse(parse_qs(parts.query)) == Permalink(
         "Which paper proposes LeanAgent?", None, ("Oral",), None, False, rag.version())
+
+
+def test_the_api_makes_the_same_link_as_the_library(seed_rag: RAG) -> None:
+    from starlette.testclient import TestClient
+
+    from rag.serve import ServerSettings, create_app
+
+    from .fakes import rag_with_llm
+
+    rag = rag_with_llm(seed_rag, None)
+    q = "Which papers study formal theorem proving?"
+    with TestClient(create_app(rag, ServerSettings(ui=False)), raise_server_exceptions=False) as client:
+        got = client.post("/api/permalink", json={"question": q, "decisions": ["Oral"], "top_k": 3, "show_all": True})
+        assert got.status_code == 200, got.text
+        body = got.json()
+        made = rag.permalink(q, decisions=["Oral"], top_k=3, show_all=True)
+        assert body["query"] == made.query() and body["version"] == rag.version()
+        assert body["url"] == "http://testserver/?" + made.query()
+        assert Permalink.parse(parse_qs(urlsplit(body["url"]).query)) == made
+        assert client.post("/api/permalink", json={"question": " "}).status_code == 400
+        assert client.post("/api/permalink", json={"question": q, "top_k": 10_000}).status_code == 400
+        assert client.post("/api/permalink", json={"question": q, "decisions": ["Workshop"]}).status_code == 400

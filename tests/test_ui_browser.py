@@ -431,6 +431,16 @@ def test_ticked_papers_are_compared_in_a_table_that_downloads_as_csv(server, bro
     page.context.close()
 
 
+def _opens_paper_page(page, link, title: str) -> None:
+    """Clicking `link` opens a new page showing the paper `title` (its page, `/?paper=ID`)."""
+    with page.expect_popup() as popup:
+        link.click()
+    theirs = popup.value
+    theirs.wait_for_function(turn_done(1), timeout=TIMEOUT_MS)
+    assert theirs.locator("#rag-chat [data-testid=bot]").first.inner_text().startswith(title)
+    theirs.close()
+
+
 def test_a_papers_page_opens_from_a_link_and_from_its_neighbours(server, browser) -> None:
     outside: list[str] = []
     page = _open(browser, f"{server.url}?paper=Uo4EHT4ZZ8", outside)
@@ -441,11 +451,29 @@ def test_a_papers_page_opens_from_a_link_and_from_its_neighbours(server, browser
     card = page.locator("#rag-src-1-2")  # the first neighbour's card
     card.locator("summary").click()
     neighbour = card.locator(".rag-title").inner_text()
-    with page.expect_popup() as popup:
-        card.locator("a.rag-paper").click()
-    theirs = popup.value
-    theirs.wait_for_function(turn_done(1), timeout=TIMEOUT_MS)
-    assert theirs.locator("#rag-chat [data-testid=bot]").first.inner_text().startswith(neighbour)
+    _opens_paper_page(page, card.locator("a.rag-paper"), neighbour)
     assert outside == []
-    theirs.close()
+    page.context.close()
+
+
+def test_the_map_shows_the_answers_papers_and_a_point_opens_its_page(server, browser) -> None:
+    """Open the map after an answer: every paper is a point (its title on hover), the answer's papers
+    are in red, and clicking a point opens that paper's page."""
+    outside: list[str] = []
+    page = _open(browser, server.url, outside)
+    _ask(page, Q1, turn=1)
+    page.locator("#rag-map-acc").get_by_text("Map of the field").first.click()
+    page.click("#rag-map-show")
+    page.wait_for_selector("#rag-map svg a.rag-map-point", timeout=60_000)
+    points = page.locator("#rag-map a.rag-map-point")
+    stored = int(re.search(r"(\d+) papers", page.locator("#rag-status").inner_text()).group(1))
+    assert points.count() == stored and page.locator("#rag-map .rag-map-label").count() >= 1
+    picked = page.locator('#rag-map a.rag-map-point[data-picked="1"]')
+    assert picked.count() >= 1 and "in red" in page.locator("#rag-map .rag-map-note").inner_text()
+    lean = page.locator('#rag-map a.rag-map-point[data-paper-id="Uo4EHT4ZZ8"]')
+    assert lean.get_attribute("data-picked") == "1"  # the answer's paper
+    assert lean.locator("title").text_content() == LEAN  # what hovering shows
+    lean.locator("circle").hover()
+    _opens_paper_page(page, lean.locator("circle"), LEAN)
+    assert outside == []
     page.context.close()

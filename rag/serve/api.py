@@ -126,6 +126,24 @@ class AskRequest(RequestOptions):
     )
 
 
+class PermalinkRequest(RequestOptions):
+    """A question and its options, to make a link that asks it again."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    question: str = Field(
+        description="The standalone question: at least one non-space character, at most "
+        "RAG_SERVER__MAX_QUESTION_CHARS characters."
+    )
+
+
+class PermalinkResponse(BaseModel):
+    url: str = Field(description="The chat UI's link (`/?q=…`): opened, it asks the question again.")
+    query: str = Field(description="The link's query string.")
+    version: str = Field(description="What the answer is made from now (store, model, settings): a link "
+                         "opened after they changed says so beside the answer.")
+
+
 PaperId = Annotated[str, Field(min_length=1, max_length=100)]
 API_MAX_PAPERS = 1_000  # per request: a request of that many ids stays under the body limit
 
@@ -200,6 +218,12 @@ class Api:
             if isinstance(ev, (Queued, Sources, Final)):
                 break
         return head, events
+
+    def permalink(self, req: PermalinkRequest, base: str) -> PermalinkResponse:
+        """The checked request's link on the UI at `base`."""
+        check_request(req.question, [], req.top_k, self.limits)
+        link = self.rag.permalink(req.question, **req.options())
+        return PermalinkResponse(url=link.url(base), query=link.query(), version=link.version)
 
     def answer(self, req: AskRequest) -> Answer:
         """The full answer to a checked request."""

@@ -162,6 +162,15 @@ def exact(doc: dict[str, Any], limits: Limits) -> dict[str, Any]:
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
 
+    if "/api/map" in doc.get("paths", {}):  # its JSON body is a FieldMap (the route also returns SVG/HTML)
+        from rag.fieldmap import FieldMap
+
+        field_map = FieldMap.model_json_schema(ref_template=REF, mode="serialization")
+        for name, sub in field_map.pop("$defs", {}).items():
+            schemas.setdefault(name, sub)
+        schemas.setdefault("FieldMap", field_map)
+        doc.setdefault("components", {})["schemas"] = schemas
+
     stream = doc.get("paths", {}).get("/api/ask/stream", {}).get("post")
     if stream is not None:
         stream["responses"]["200"] = {
@@ -180,6 +189,10 @@ def exact(doc: dict[str, Any], limits: Limits) -> dict[str, Any]:
         props["question"].update(_question(limits))
         props["history"]["maxItems"] = limits.history_messages
         props["top_k"].update(_top_k(limits))
+    link = schemas.get("PermalinkRequest")
+    if link is not None:
+        link["properties"]["question"].update(_question(limits))
+        link["properties"]["top_k"].update(_top_k(limits))
     turn = schemas.get("HistoryTurn")
     if turn is not None:
         turn["properties"]["content"]["maxLength"] = limits.history_chars

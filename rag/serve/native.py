@@ -1,18 +1,22 @@
-"""The native HTTP API: POST /api/ask (JSON answer), /api/ask/stream (server-sent events) and
-/api/export (papers as BibTeX, CSV, Markdown or JSON)."""
+"""The native HTTP API: POST /api/ask (JSON answer), /api/ask/stream (server-sent events),
+/api/export (papers as BibTeX, CSV, Markdown or JSON), /api/compare, and GET /api/papers/{id} and
+/api/map (the map of the field)."""
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from rag.errors import GenerationCancelled, RagError
 from rag.events import Condensed, Event, Final, Queued, Sources, Token
 from rag.export import EXTENSIONS, FORMATS, MEDIA_TYPES, TABLE_FIELDS, TABLE_FORMATS
+from rag.fieldmap import MAX_HIGHLIGHT, check_highlight
 from rag.pipeline import MAX_NEIGHBOURS
 from rag.serve.api import (
     Api,
     AskRequest,
     CompareRequest,
     ExportRequest,
+    PermalinkRequest,
+    PermalinkResponse,
     chain_events,
     close_events,
     sse,
@@ -28,7 +32,7 @@ if TYPE_CHECKING:
 
 def add_native_routes(app: "FastAPI", api: Api, dependencies: list[Any], responses: dict[int | str, Any]) -> None:
     """Register /api/ask and /api/ask/stream on `app`."""
-    from fastapi import Query, Response
+    from fastapi import Query, Request, Response
     from fastapi.responses import StreamingResponse
 
     @app.post("/api/ask", response_model=Answer, tags=["api"], dependencies=dependencies, responses=responses)
@@ -78,6 +82,44 @@ def add_native_routes(app: "FastAPI", api: Api, dependencies: list[Any], respons
         """A stored paper's page (`RAG.paper_page`): its title, authors, decision, link and abstract as
         source [1], then its `neighbours` (0-20) nearest papers as [2]…"""
         return api.rag.paper_page(paper_id, neighbours)
+
+    @app.post("/api/permalink", response_model=PermalinkResponse, tags=["api"], dependencies=dependencies,
+              responses=responses)
+    def permalink(req: PermalinkRequest, request: Request) -> PermalinkResponse:
+        """A link to the chat UI that asks this question again with these options (`RAG.permalink`):
+        the same answer while the store, model and settings are unchanged, and a notice when they
+        changed since."""
+        return api.permalink(req, str(request.base_url))
+
+    map_types = {"json": "application/json", "svg": "image/svg+xml", "html": "text/html"}
+
+    @app.get(
+        "/api/map", tags=["api"], dependencies=dependencies, response_class=Response,
+        responses={
+            **responses,
+            200: {
+                "description": "The map: JSON (points in [0, 1]² with their cluster, labelled clusters), an SVG "
+                "(hover a point: its title; click: its paper page) or an HTML page.",
+                "content": {
+                    "application/json": {"schema": {"$ref": "#/components/schemas/FieldMap"}},
+                    "image/svg+xml": {"schema": {"type": "string"}},
+                    "text/html": {"schema": {"type": "string"}},
+                },
+            },
+        },
+    )
+    def field_map(
+        format: Annotated[Literal["json", "svg", "html"], Query(description="json, svg or html")] = "json",
+        highlight: Annotated[list[str], Query(max_length=MAX_HIGHLIGHT,
+                                              description="paper ids to pick out (an answer's papers)")] = [],  # noqa: B006
+    ) -> Response:
+        """A map of the field (`RAG.field_map`): every stored paper placed in 2D from its stored
+        vector, in clusters labelled by their distinctive words; computed once per store revision,
+        then read from where it is kept."""
+        fmap = api.rag.field_map()
+        picked = check_highlight(highlight)
+        body = fmap.render(format, picked) if format != "svg" else fmap.svg(picked, link=lambda pid: f"/?paper={pid}")
+        return Response(body, media_type=f"{map_types[format]}; charset=utf-8")
 
     rows_body = {"type": "array", "items": {"type": "object", "required": list(TABLE_FIELDS)}}
     table_body = {"type": "string", "description": "The comparison table in the asked format."}

@@ -363,6 +363,12 @@ class PaperStore:
         return sentence_vectors_path(self.cfg, self.name)
 
     @property
+    def field_map_path(self) -> Path:
+        """Where the map of the field (rag.fieldmap) is kept: beside the paper table."""
+        table = paper_table_path(self.cfg, self.name)
+        return table.with_name(f"{table.stem}.fieldmap.json")
+
+    @property
     def collection(self) -> Any:
         """The Chroma collection (fetched again after the client was reopened)."""
         if self._generation != self._conn.generation:
