@@ -26,7 +26,7 @@ import pytest
 
 from .servers import rag_serve
 
-EXAMPLES = int(os.environ.get("RAG_FUZZ_EXAMPLES", "8"))
+EXAMPLES = int(os.environ.get("RAG_FUZZ_EXAMPLES", "6"))
 SEED = int(os.environ.get("RAG_FUZZ_SEED", "2025"))
 KEY = "k3y-for-fuzzing"
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")

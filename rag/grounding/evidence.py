@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rag.grounding.admission import (
+    DIRECTION_ROLES,
     KIND_GROUP,
     Admission,
     PaperText,
@@ -37,7 +38,7 @@ from rag.text.citations import split_sentences
 from rag.text.query import QueryIntent, answer_shape, strip_frame
 from rag.text.reading import Reading, Unit, read
 from rag.text.roles import OWN
-from rag.text.terms import NEGATIONS, TermStats, content_stems, entities, stem, words
+from rag.text.terms import NEGATIONS, PROPOSAL_VERBS, TermStats, content_stems, entities, stem, words
 from rag.types import Source
 
 logger = logging.getLogger(__name__)
@@ -272,6 +273,12 @@ def claim_coverage(claim: str, source: Source, stats: TermStats) -> float:
         have = {stem(w) for w in have_words}
         best = max(best, weighted_coverage(terms, have, stats))
     return best
+
+
+# A sentence in which the paper proposes what it is ("we introduce X, a …"): the answer to "which papers"
+# and "how" more often than what it says of X afterwards ("our attack is extremely effective").
+PROPOSAL_BONUS: dict[str, float] = {"papers": 0.15, "method": 0.15, "benchmark": 0.15, "theory": 0.05}
+_WE_PROPOSE = re.compile(rf"\bwe\s+(?:\w+\s+){{0,2}}(?:{'|'.join(PROPOSAL_VERBS)})(?:s|d|ed)?\b", re.I)
 
 
 @dataclass
@@ -603,14 +610,30 @@ def _items(
     aims = [a for f, us in adm.constraints if f.kind == "direction" for u in us for a in u.alternatives]
     aimed: dict[str, float] = {}  # sentence → its bonus, read once
 
-    def aim_bonus(sentence: str) -> float:
+    def aim_bonus(sentence: str, role: str) -> float:
+        """Only a sentence of what the paper does (contribution, method) states its own aim."""
+        if role not in DIRECTION_ROLES:
+            return 0.0
         if sentence not in aimed:
             aimed[sentence] = AIM_BONUS if aims and own_mentions(sentence, aims) else 0.0
         return aimed[sentence]
 
+    proposal = PROPOSAL_BONUS.get(reading.asks, 0.0)
+    proposed: dict[str, float] = {}
+
+    def proposal_bonus(sentence: str, role: str) -> float:
+        """What the paper proposes ("we introduce X, a …") over what it says of it ("our attack is
+        effective", "our findings highlight …")."""
+        if not proposal or role not in DIRECTION_ROLES:
+            return 0.0
+        if sentence not in proposed:
+            proposed[sentence] = proposal if _WE_PROPOSE.search(sentence) else 0.0
+        return proposed[sentence]
+
     def prior(p: PaperText, i: int) -> float:
         lex = share(units, [p.title, p.sentence_regions[i]]) if units else 0.0
-        return cfg.lexical_weight * lex + bonus_for.get(p.roles[i], 0.0) + aim_bonus(p.sentences[i])
+        return (cfg.lexical_weight * lex + bonus_for.get(p.roles[i], 0.0) + aim_bonus(p.sentences[i], p.roles[i])
+                + proposal_bonus(p.sentences[i], p.roles[i]))
 
     # Only a paper's own sentences can be quoted first (all of them when it has none), and only the
     # few that its words and role already favour are embedded (embedding is most of an answer's time).
@@ -637,11 +660,15 @@ def _items(
             role = paper.roles[i]
             region = [paper.title, paper.sentence_regions[i]]
             lex = share(units, region) if units else weighted_coverage(all_terms, set(paper.title_stems | paper.stems[i]), stats)
-            scored.append((float(sim_of[i]) + cfg.lexical_weight * lex + bonus_for.get(role, 0.0)
-                           + aim_bonus(paper.sentences[i]), i, lex))
+            base = (float(sim_of[i]) + cfg.lexical_weight * lex + bonus_for.get(role, 0.0)
+                    + aim_bonus(paper.sentences[i], role))
+            # the proposal bonus chooses the quote, not how the paper ranks against the others
+            scored.append((base + proposal_bonus(paper.sentences[i], role), i, lex, base))
         scored.sort(reverse=True)
         first = next((x for x in scored if paper.roles[x[1]] in OWN), scored[0])
-        best, i0, lex0 = first
+        best, i0, lex0, _ = first
+        # how well the paper answers: its best sentence before the proposal bonus (which only picks the quote)
+        ranked_by = max((x[3] for x in scored if paper.roles[x[1]] in OWN), default=first[3])
         chosen = [i0]
         second = next((x for x in scored if x[1] != i0 and paper.roles[x[1]] in OWN), None)
         how_x = next((x for x in scored if x[1] != i0 and paper.roles[x[1]] == "method"), None)
@@ -656,7 +683,7 @@ def _items(
         ):
             chosen.append(second[1])
         j = adm.judgements[paper.source.number]
-        score = best + cfg.fit_weight * j.fit + (0.3 if paper.source.number in focus.named else 0.0)
+        score = ranked_by + cfg.fit_weight * j.fit + (0.3 if paper.source.number in focus.named else 0.0)
         items.append(
             Item(paper.source.number, [paper.sentences[i] for i in sorted(chosen)], score, lex0)
         )
