@@ -3,7 +3,7 @@
 
 Passing means: no check failed (no 5xx, every status, header, body and SSE event as documented,
 schema-valid requests accepted, invalid ones refused), no request timed out, and no response carries
-a traceback. The run is bounded by RAG_FUZZ_EXAMPLES cases per operation and phase (default 8,
+a traceback. The run is bounded by RAG_FUZZ_EXAMPLES cases per operation and phase (default 6,
 about 1-2 minutes per run on 2 cores); `make fuzz` runs it with a larger budget. The figures
 (cases per operation, statuses) are printed and kept in the NDJSON report under the test's tmp_path.
 """
