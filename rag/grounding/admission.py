@@ -149,6 +149,7 @@ def expand_units(units: Sequence[Unit], acr: dict[str, tuple[str, ...]]) -> list
                     alternatives=[long, (short,)],
                     weight=sum(out[i + k].weight for k in range(n)),
                     part=out[i + n - 1].part,
+                    together=True,  # the words in one sentence, or the acronym: not only as that phrase
                 )
                 out[i : i + n] = [merged]
                 break
