@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.grounding.admission import acronyms, admit
+from rag.text.query import strip_frame
 from rag.text.reading import read
 from rag.text.roles import sentence_roles
 from rag.text.terms import PhraseStats, TermStats, stem
@@ -56,6 +57,7 @@ from rag.types import Source
         ("Which papers apply LLMs to formal theorem proving?", "papers", "formal theorem proving — using llms"),
         ("Which papers attack watermarks of LLM-generated text?", "papers",
          "watermarks of llm-generated text — must attack"),
+        ("What is the role of attention sinks in LLMs?", "papers", "attention sinks — in llms"),  # no part
     ],
 )
 def test_questions_read_into_topic_and_constraints(question: str, asks: str, described: str) -> None:
@@ -172,6 +174,7 @@ def test_what_a_topic_is_of_must_be_met_by_itself() -> None:
     stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (text_wm, image_wm, *ALL))
     reading = read("Which papers attack watermarks of LLM-generated text?")
     assert [u.part for u in reading.topic.units] == [0, 1, 1]
+    assert strip_frame("Which papers study in-context learning?") == "in-context learning"
     adm = admit(reading, [text_wm, image_wm], stats)
     assert adm.admitted() == [1]
     assert not adm.judgements[2].on_topic

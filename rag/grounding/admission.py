@@ -32,6 +32,8 @@ from rag.types import Source
 TOPIC_ALL = 0.5  # share of the topic the whole paper must hold
 TOPIC_OWN = 0.3  # ... and its title + own sentences
 CONSTRAINT_OWN = 0.5  # share of each constraint its title + own sentences must hold
+TOPIC_PART = 0.4  # share of each part of "A of B" the paper must hold by itself ("explanations" of
+# "chain-of-thought explanations" is enough; "text" of "LLM-generated text" is not)
 DIRECTION_ROLES = frozenset({"contribution", "method"})
 
 _ACRONYM = re.compile(r"\(\s*([A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9-]*?)s?\s*[),;]")
@@ -341,8 +343,9 @@ def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, li
         j.constraints.append(value)
         if value < CONSTRAINT_OWN and facet.required:
             j.missing.append(facet.label)
-    about = [u for u in topic if u.part]  # "… of LLM-generated text": met by itself
-    j.mentions = not topic or (j.topic_all >= TOPIC_ALL and (not about or share(about, every) >= TOPIC_ALL))
+    # "watermarks of LLM-generated text": each part met by itself
+    parts = [[u for u in topic if u.part == k] for k in (0, 1)] if any(u.part for u in topic) else []
+    j.mentions = not topic or (j.topic_all >= TOPIC_ALL and all(share(p, every) >= TOPIC_PART for p in parts))
     topic_ok = j.mentions and (not topic or (j.topic_own >= TOPIC_OWN and j.central >= CENTRAL))
     j.on_topic = topic_ok
     j.admitted = topic_ok and not j.missing

@@ -452,9 +452,14 @@ def strip_frame(text: str) -> str:
     spans = [m.span() for m in word_spans(text)]
     words = [fold(text[a:b]) for a, b in spans]
     i, j = 0, len(spans)
-    while i < j and words[i] in _FRAME:
+
+    def joined(k: int) -> bool:  # "in-context", "state-of-the-art": part of a hyphenated word
+        a, b = spans[k]
+        return text[b : b + 1] == "-" or text[a - 1 : a] == "-" if a else text[b : b + 1] == "-"
+
+    while i < j and words[i] in _FRAME and not joined(i):
         i += 1
-    while j > i and words[j - 1] in _FRAME:
+    while j > i and words[j - 1] in _FRAME and not joined(j - 1):
         j -= 1
     if i == j:
         return text.strip()

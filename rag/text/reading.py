@@ -462,14 +462,25 @@ def _label(kind: FacetKind, marker: str, words: list[str]) -> str:
     return text
 
 
+# What "A of B" asks of B in general: no topic of its own ("the role of attention sinks").
+_OF_HEADS = frozenset("""role roles impact impacts effect effects importance influence use uses usage benefit
+    benefits nature power limit limits limitation limitations behavior behaviour behaviors emergence
+    properties property analysis study understanding kind kinds type types form forms aspect aspects""".split())
+
+
 def _topic_units(topic_words: list[str]) -> list[Unit]:
-    """The topic's units; after "of" ("watermarks of LLM-generated text", "the role of attention
-    sinks") the words name what the topic is about, a part each listed paper must meet by itself."""
+    """The topic's units; "A of B" ("watermarks of LLM-generated text", "the faithfulness of
+    chain-of-thought explanations") is two parts, each of which a listed paper must meet by itself
+    (part 0 and part 1); a general head ("the role of …") is no part."""
     at = next((i for i, w in enumerate(topic_words) if w == "of"
                and any(_is_content(x) for x in topic_words[:i]) and any(_is_content(x) for x in topic_words[i + 1:])), None)
     if at is None or _OR.intersection(topic_words) or "," in topic_words:
         return _units(topic_words)  # "loss of plasticity or …": the options join across "of"
-    return _units(topic_words[:at]) + [u.model_copy(update={"part": 1}) for u in _units(topic_words[at + 1 :])]
+    head = [u for u in _units(topic_words[:at]) if u.text not in _OF_HEADS]
+    rest = _units(topic_words[at + 1 :])
+    if not head:  # "the role of attention sinks": the sinks are the topic
+        return rest
+    return head + [u.model_copy(update={"part": 1}) for u in rest]
 
 
 def read(question: str, search_text: str | None = None) -> Reading:
