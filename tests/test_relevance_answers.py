@@ -238,22 +238,24 @@ def test_a_topic_named_only_in_passing_gives_the_closest_papers_with_that_said(f
 
 
 def test_a_list_quotes_what_each_paper_proposes(full_rag) -> None:
-    """A "which papers" answer quotes the sentence in which a paper proposes what it is ("we introduce
-    bijection learning, a powerful attack algorithm …"), not what it says of it afterwards ("our
-    attack is extremely effective …"), where the abstract has one."""
+    """A "which papers" answer (and an author's or a paper's neighbours' list) quotes the sentence in
+    which a paper proposes what it is ("we introduce bijection learning, a powerful attack algorithm
+    …"), not what it says of it afterwards ("our attack is extremely effective …"), where the
+    abstract has one."""
     from rag.grounding.evidence import _WE_PROPOSE
     from rag.text.citations import abstract_sentences
 
     has = quoted = 0
     for q in ("Which papers propose new jailbreak attacks on language models?",
-              "Which papers use diffusion models for protein design?", "Which papers compress the KV cache?"):
+              "Which papers use diffusion models for protein design?", "Which papers compress the KV cache?",
+              "Which papers did Sergey Levine co-author?", "Papers similar to 'Differential Transformer'"):
         a = full_rag.ask(q)
         by_id = {s.paper_id: s for s in a.sources}
         for it in a.items:
             if any(_WE_PROPOSE.search(s) for s in abstract_sentences(by_id[it.paper_id].text)):
                 has += 1
                 quoted += any(_WE_PROPOSE.search(s) for s in it.sentences)
-    assert has >= 15 and quoted >= 0.85 * has, (quoted, has)
+    assert has >= 25 and quoted >= 0.85 * has, (quoted, has)
     bijection = full_rag.ask("Which papers propose new jailbreak attacks on language models?")
     [endless] = [it for it in bijection.items if it.title.startswith("Endless Jailbreaks")]
     assert any("we introduce bijection learning" in s for s in endless.sentences), endless.sentences

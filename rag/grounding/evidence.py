@@ -278,6 +278,7 @@ def claim_coverage(claim: str, source: Source, stats: TermStats) -> float:
 # A sentence in which the paper proposes what it is ("we introduce X, a …"): the answer to "which papers"
 # and "how" more often than what it says of X afterwards ("our attack is extremely effective").
 PROPOSAL_BONUS: dict[str, float] = {"papers": 0.15, "method": 0.15, "benchmark": 0.15, "theory": 0.05}
+LISTING_PROPOSAL = 0.15  # an author's paper or a neighbour is quoted by what it proposes, as a list is
 _WE_PROPOSE = re.compile(rf"\bwe\s+(?:\w+\s+){{0,2}}(?:{'|'.join(PROPOSAL_VERBS)})(?:s|d|ed)?\b", re.I)
 
 
@@ -709,7 +710,8 @@ def _listing(
     for paper in papers:
         own = [float(x) for x in scores[pos : pos + len(paper.sentences)]]
         pos += len(paper.sentences)
-        ranked = sorted(range(len(own)), key=lambda i: -(own[i] + ROLE_BONUS.get(paper.roles[i], 0.0)))
+        ranked = sorted(range(len(own)), key=lambda i: -(own[i] + ROLE_BONUS.get(paper.roles[i], 0.0) + (
+            LISTING_PROPOSAL if paper.roles[i] in DIRECTION_ROLES and _WE_PROPOSE.search(paper.sentences[i]) else 0.0)))
         items.append(Item(paper.source.number, [paper.sentences[ranked[0]]], own[ranked[0]], 1.0))
     why = "; ".join(query.notes) or query.kind
     reading = None

@@ -78,6 +78,8 @@ _OUTLOOK = re.compile(
     r"\bcode\s+(?:and\s+(?:data|datasets?|models?|weights)\s+)?(?:is|are|will|has|have|can)\b|"
     r"\bour\s+(?:source\s+)?code\b(?!\s+(?:models?|llms?|generat\w*|agents?|editing|repair))|"
     r"will\s+be\s+(?:released|made)|\bfuture\s+(?:work|research|directions?)\b|\bwe\s+hope\b|"
+    # what is left for later: "we outline several open problems", "finally, we discuss …"
+    r"\bopen\s+(?:problems?|questions?|challenges?)\b|\bfinally,?\s+we\s+(?:briefly\s+)?(?:discuss|outline|mention)\b|"
     r"project\s+page|\bwebsite\b|\bdemo\b)",
     re.I,
 )
