@@ -103,6 +103,14 @@ def test_code_as_a_subject_is_not_an_outlook() -> None:
     assert sentence_roles(sents, "Evaluating Code Models")[1:] == ["contribution", "result", "outlook"]
 
 
+def test_what_is_left_for_later_is_an_outlook() -> None:
+    sents = ["Reward models guide alignment.", "We propose RMB, a benchmark of reward models.",
+             "We will release our evaluation code and datasets upon publication.",
+             "In addition, we discuss concerns crucial for designing tokenizers.",
+             "Finally, we outline several open problems in this arena."]
+    assert sentence_roles(sents, "RMB: Benchmarking Reward Models")[1:] == ["contribution", "outlook", "outlook", "outlook"]
+
+
 def test_a_paper_speaking_of_itself_by_its_short_name_is_not_background() -> None:
     sents = ["LeanAgent is a lifelong learning agent for theorem proving.", "It proves 162 new theorems."]
     assert sentence_roles(sents, "LeanAgent: Lifelong Learning for Formal Theorem Proving")[0] == "contribution"

@@ -80,6 +80,7 @@ _OUTLOOK = re.compile(
     r"will\s+be\s+(?:released|made)|\bfuture\s+(?:work|research|directions?)\b|\bwe\s+hope\b|"
     # what is left for later: "we outline several open problems", "finally, we discuss …"
     r"\bopen\s+(?:problems?|questions?|challenges?)\b|\bfinally,?\s+we\s+(?:briefly\s+)?(?:discuss|outline|mention)\b|"
+    r"\bwe\s+(?:also\s+|further\s+|briefly\s+)?discuss\b|\bwe\s+will\s+(?:release|make|open)|\bupon\s+(?:publication|acceptance)\b|"
     r"project\s+page|\bwebsite\b|\bdemo\b)",
     re.I,
 )
