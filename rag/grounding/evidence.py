@@ -279,6 +279,8 @@ def claim_coverage(claim: str, source: Source, stats: TermStats) -> float:
 # and "how" more often than what it says of X afterwards ("our attack is extremely effective").
 PROPOSAL_BONUS: dict[str, float] = {"papers": 0.15, "method": 0.15, "benchmark": 0.15, "theory": 0.05}
 LISTING_PROPOSAL = 0.15  # an author's paper or a neighbour is quoted by what it proposes, as a list is
+ADVICE_PENALTY = 0.3  # "we caution that …", "we urge …": what the authors advise, not what they did
+_ADVICE = re.compile(r"\bwe\s+(?:caution|urge|call\s+for|advocate|encourage)\b", re.I)
 _WE_PROPOSE = re.compile(rf"\bwe\s+(?:\w+\s+){{0,2}}(?:{'|'.join(PROPOSAL_VERBS)})(?:s|d|ed)?\b", re.I)
 
 
@@ -624,11 +626,12 @@ def _items(
 
     def proposal_bonus(sentence: str, role: str) -> float:
         """What the paper proposes ("we introduce X, a …") over what it says of it ("our attack is
-        effective", "our findings highlight …")."""
-        if not proposal or role not in DIRECTION_ROLES:
-            return 0.0
+        effective", "our findings highlight …"); what the authors advise ("we caution that …") is
+        not what they did."""
         if sentence not in proposed:
-            proposed[sentence] = proposal if _WE_PROPOSE.search(sentence) else 0.0
+            proposed[sentence] = (
+                (proposal if proposal and role in DIRECTION_ROLES and _WE_PROPOSE.search(sentence) else 0.0)
+                - (ADVICE_PENALTY if _ADVICE.search(sentence) else 0.0))
         return proposed[sentence]
 
     def prior(p: PaperText, i: int) -> float:
@@ -711,7 +714,8 @@ def _listing(
         own = [float(x) for x in scores[pos : pos + len(paper.sentences)]]
         pos += len(paper.sentences)
         ranked = sorted(range(len(own)), key=lambda i: -(own[i] + ROLE_BONUS.get(paper.roles[i], 0.0) + (
-            LISTING_PROPOSAL if paper.roles[i] in DIRECTION_ROLES and _WE_PROPOSE.search(paper.sentences[i]) else 0.0)))
+            LISTING_PROPOSAL if paper.roles[i] in DIRECTION_ROLES and _WE_PROPOSE.search(paper.sentences[i]) else 0.0)
+            - (ADVICE_PENALTY if _ADVICE.search(paper.sentences[i]) else 0.0)))
         items.append(Item(paper.source.number, [paper.sentences[ranked[0]]], own[ranked[0]], 1.0))
     why = "; ".join(query.notes) or query.kind
     reading = None
