@@ -281,6 +281,15 @@ PROPOSAL_BONUS: dict[str, float] = {"papers": 0.15, "method": 0.15, "benchmark":
 LISTING_PROPOSAL = 0.15  # an author's paper or a neighbour is quoted by what it proposes, as a list is
 ADVICE_PENALTY = 0.3  # "we caution that …", "we urge …": what the authors advise, not what they did
 _ADVICE = re.compile(r"\bwe\s+(?:caution|urge|call\s+for|advocate|encourage)\b", re.I)
+
+
+def quote_bonus(sentence: str, role: str, proposal: float) -> float:
+    """What choosing a quote adds for a sentence beyond its role: `proposal` when it is where the
+    paper proposes what it is ("we introduce X, a …", in a contribution or method sentence) rather
+    than what it says of it afterwards ("our attack is effective"); less for what the authors advise
+    ("we caution that …"), which is not what they did."""
+    bonus = proposal if proposal and role in DIRECTION_ROLES and _WE_PROPOSE.search(sentence) else 0.0
+    return bonus - (ADVICE_PENALTY if _ADVICE.search(sentence) else 0.0)
 _WE_PROPOSE = re.compile(rf"\bwe\s+(?:\w+\s+){{0,2}}(?:{'|'.join(PROPOSAL_VERBS)})(?:s|d|ed)?\b", re.I)
 
 
@@ -625,13 +634,8 @@ def _items(
     proposed: dict[str, float] = {}
 
     def proposal_bonus(sentence: str, role: str) -> float:
-        """What the paper proposes ("we introduce X, a …") over what it says of it ("our attack is
-        effective", "our findings highlight …"); what the authors advise ("we caution that …") is
-        not what they did."""
         if sentence not in proposed:
-            proposed[sentence] = (
-                (proposal if proposal and role in DIRECTION_ROLES and _WE_PROPOSE.search(sentence) else 0.0)
-                - (ADVICE_PENALTY if _ADVICE.search(sentence) else 0.0))
+            proposed[sentence] = quote_bonus(sentence, role, proposal)
         return proposed[sentence]
 
     def prior(p: PaperText, i: int) -> float:
@@ -713,9 +717,8 @@ def _listing(
     for paper in papers:
         own = [float(x) for x in scores[pos : pos + len(paper.sentences)]]
         pos += len(paper.sentences)
-        ranked = sorted(range(len(own)), key=lambda i: -(own[i] + ROLE_BONUS.get(paper.roles[i], 0.0) + (
-            LISTING_PROPOSAL if paper.roles[i] in DIRECTION_ROLES and _WE_PROPOSE.search(paper.sentences[i]) else 0.0)
-            - (ADVICE_PENALTY if _ADVICE.search(paper.sentences[i]) else 0.0)))
+        ranked = sorted(range(len(own)), key=lambda i: -(own[i] + ROLE_BONUS.get(paper.roles[i], 0.0)
+                                                          + quote_bonus(paper.sentences[i], paper.roles[i], LISTING_PROPOSAL)))
         items.append(Item(paper.source.number, [paper.sentences[ranked[0]]], own[ranked[0]], 1.0))
     why = "; ".join(query.notes) or query.kind
     reading = None

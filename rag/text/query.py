@@ -455,7 +455,7 @@ def strip_frame(text: str) -> str:
 
     def joined(k: int) -> bool:  # "in-context", "state-of-the-art": part of a hyphenated word
         a, b = spans[k]
-        return text[b : b + 1] == "-" or text[a - 1 : a] == "-" if a else text[b : b + 1] == "-"
+        return text[b : b + 1] == "-" or (a > 0 and text[a - 1] == "-")
 
     while i < j and words[i] in _FRAME and not joined(i):
         i += 1
