@@ -377,7 +377,7 @@ class RAG:
         """The map of the field (rag.fieldmap): every stored paper placed in 2D from its stored vector,
         in clusters labelled by their distinctive words. Computed once per store revision (`progress`:
         a progress bar over its steps) and kept beside the store; `FieldMap.cached` says it was read.
-        Render it with `.svg(highlight=answer ids)`, `.html()`, `.png(path)`."""
+        Render it with `.svg(highlight=answer ids)` or `.html()` (a PNG: `rag map -o map.png`)."""
         from rag import fieldmap
 
         with self._map_lock:
