@@ -2,7 +2,8 @@
 and a paper's page (`RAG.paper_page`, 5 neighbours), each over 10 different papers after one warm-up;
 the BibTeX of every stored paper; and the map of the field (`RAG.field_map`): its first computation
 for the store's revision with the resident memory it adds, then reading the kept map in a new
-process's RAG and rendering it as the UI's SVG (10 runs).
+process's RAG and making the UI's chart (the Vega-Lite JSON gr.Plot sends), and drawing it as SVG
+(10 runs each).
 
     RAG_STORE__PATH=<2,115-paper store> .venv/bin/python benchmarks/bench_toolkit.py
 """
@@ -65,14 +66,16 @@ def main(argv: list[str] | None = None) -> int:
         fresh = RAG(rag.settings)  # as a new server process: the kept map, read from disk
         kept = fresh.field_map()
         assert kept.cached
-        kept.svg(picked, link=lambda pid: f"/?paper={pid}")
+        kept.chart(picked, link=lambda pid: f"/?paper={pid}").to_json()  # what gr.Plot sends the browser
 
-    figures["map: kept map read by a new RAG + SVG"] = _ms(from_kept, range(10))
+    figures["map: kept map read by a new RAG + the UI's chart"] = _ms(from_kept, range(10))
+    figures["map: drawn as SVG (vl-convert)"] = _ms(lambda _: fmap.render("svg", picked), range(10))
+    rss_drawn = _rss_mib()
     print(f"{len(ids)} papers in the store")
     print(f"BibTeX of all {len(ids)} papers: {export_ms:.0f} ms")
     print(f"map of the field, first computation: {first:.1f} s ({fmap.seconds:.1f} s of layout, clusters, "
           f"labels; {len(fmap.clusters)} clusters); RSS {rss_before:.0f} -> {rss_after:.0f} MiB "
-          f"(+{rss_after - rss_before:.0f})")
+          f"(+{rss_after - rss_before:.0f}); after drawing it (altair, vl-convert) {rss_drawn:.0f} MiB")
     for name, ms in figures.items():
         print(f"{name}: median {statistics.median(ms):.1f} ms, max {max(ms):.1f} ms (10 runs)")
     return 0

@@ -16,7 +16,6 @@ from rag.export import FORMATS, TABLE_FORMATS
 from rag.settings import DECISIONS, RETRIEVER_MODES, SearchOptions
 
 if TYPE_CHECKING:
-    from rag.fieldmap import FieldMap
     from rag.pipeline import RAG
 
 logger = logging.getLogger("rag")
@@ -293,43 +292,15 @@ def _map(rag: RAG, args: argparse.Namespace) -> None:
         answer = rag.ask(args.question)
         picked = answer.paper_ids(matching=True)
     fmap = rag.field_map(progress=not args.no_progress)
-    if fmt == "png":
-        _map_png(fmap, Path(args.output), picked)
+    drawn = fmap.render(fmt, picked)
+    if isinstance(drawn, bytes):
+        Path(args.output).write_bytes(drawn)
     else:
-        Path(args.output).write_text(fmap.render(fmt, picked), encoding="utf-8")
+        Path(args.output).write_text(drawn, encoding="utf-8")
     how = "read from the kept map" if fmap.cached else f"computed in {fmap.seconds:.1f} s"
     say(f"wrote the map of {fmap.papers} papers in {len(fmap.clusters)} clusters ({how}"
         + (f"; {len(picked)} papers of the answer picked out" if args.question else "") + f") to {args.output}",
         file=sys.stderr)
-
-
-def _map_png(fmap: FieldMap, path: Path, picked: Sequence[str]) -> None:
-    """The map as a PNG (matplotlib: the `eval` extra); the picked papers larger, in red."""
-    from rag.errors import ConfigError
-    from rag.fieldmap import HIGHLIGHT, PALETTE
-
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ConfigError("a PNG map needs matplotlib: pip install 'iclr-rag[eval]'") from exc
-    chosen = set(picked)
-    fig, ax = plt.subplots(figsize=(11, 7.5), dpi=110)
-    ax.scatter([p.x for p in fmap.points], [p.y for p in fmap.points], s=7, alpha=0.75,
-               c=[PALETTE[p.cluster % len(PALETTE)] for p in fmap.points])
-    red = [p for p in fmap.points if p.paper_id in chosen]
-    if red:
-        ax.scatter([p.x for p in red], [p.y for p in red], s=45, c=HIGHLIGHT, edgecolors="black")
-    for c in fmap.clusters:
-        ax.text(c.x, c.y, c.label, ha="center", fontsize=8, weight="bold",
-                bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1})
-    ax.set_axis_off()
-    ax.set_title(f"{fmap.papers} papers, {len(fmap.clusters)} clusters")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
 
 
 def _write(text: str, output: str | None, what: str) -> None:

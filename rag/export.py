@@ -1,10 +1,10 @@
 """Papers out of the product: BibTeX, CSV, Markdown and JSON of an answer's papers or any selection.
 
 One rule per format, over anything with a paper's fields (a stored paper row, an answer's citation):
-`paper_id`, `title`, `authors`, `decision`, `url`. BibTeX follows what OpenReview itself gives for an
-ICLR 2025 paper (`@inproceedings`, key `<first author's last name>2025<first title word>`), with every
-LaTeX special character escaped, the title's case protected, and names that BibTeX would split wrongly
-(a comma, a lone "and") kept whole in braces. Two papers of one export with the same key both get
+`paper_id`, `title`, `authors`, `decision`, `url`. BibTeX (written by bibtexparser) follows what
+OpenReview itself gives for an ICLR 2025 paper (`@inproceedings`, key `<first author's last
+name>2025<first title word>`), with every LaTeX special character escaped, the title's case protected,
+and names that BibTeX would split wrongly (a comma, a lone "and") kept whole in braces. Two papers of one export with the same key both get
 their paper id appended, so a key never depends on which other papers were selected unless it would
 clash.
 """
@@ -111,23 +111,31 @@ def _bib_url(url: str) -> str:
 
 
 def to_bibtex(papers: Sequence[PaperLike]) -> str:
+    """The papers as `@inproceedings` entries, written by bibtexparser (its writer encloses each
+    value in braces; the values are escaped here)."""
+    from bibtexparser.entrypoint import write_string
+    from bibtexparser.library import Library
+    from bibtexparser.model import Entry, Field
+    from bibtexparser.writer import BibtexFormat
+
     keys = [bibtex_key(p) for p in papers]
     clashes = {k for k, n in Counter(keys).items() if n > 1}
-    entries = []
+    library = Library()
     for paper, key in zip(papers, keys):
         if key in clashes:
             key = f"{key}-{re.sub(r'[^A-Za-z0-9_-]', '', paper.paper_id)}"
-        fields = [("title", "{" + latex_escape(paper.title) + "}")]
+        fields = [Field("title", "{" + latex_escape(paper.title) + "}")]
         if paper.authors:
-            fields.append(("author", " and ".join(_name(a) for a in paper.authors)))
-        fields += [("booktitle", BOOKTITLE), ("year", YEAR)]
+            fields.append(Field("author", " and ".join(_name(a) for a in paper.authors)))
+        fields += [Field("booktitle", BOOKTITLE), Field("year", YEAR)]
         if url := _bib_url(paper.url):
-            fields.append(("url", url))
+            fields.append(Field("url", url))
         if paper.decision:
-            fields.append(("note", latex_escape(f"ICLR {YEAR} {paper.decision}")))
-        body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
-        entries.append(f"@inproceedings{{{key},\n{body}\n}}\n")
-    return "\n".join(entries)
+            fields.append(Field("note", latex_escape(f"ICLR {YEAR} {paper.decision}")))
+        library.add(Entry("inproceedings", key, fields))
+    style = BibtexFormat()  # type: ignore[no-untyped-call]
+    style.indent = "  "
+    return write_string(library, bibtex_format=style) if papers else ""
 
 
 # -- CSV, Markdown, JSON ----------------------------------------------------------------------------

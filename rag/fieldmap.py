@@ -6,13 +6,13 @@ are k-means of the same reduced vectors (about one per 90 papers, 2 to 24), each
 words or word pairs its titles and abstracts use most more often than the other clusters do. It is
 computed once per store revision (~20 s for 2,115 papers on 2 cores, with a progress bar) and kept as
 JSON beside the store's paper table; later maps of the same revision are read from there in
-milliseconds. Rendered as SVG (hover a point: its title; click it: its page), as a self-contained
-HTML page, or as a PNG (`rag map -o map.png`: matplotlib, drawn by the CLI).
+milliseconds. Drawn as an Altair (Vega-Lite) chart: Gradio shows it interactive (hover a point: its
+title; click it: its page), and vl-convert renders it offline as SVG, a self-contained HTML page or a PNG.
 """
 
 from __future__ import annotations
 
-import html
+import importlib
 import json
 import logging
 import math
@@ -79,67 +79,72 @@ class FieldMap(BaseModel):
     points: list[MapPoint]
     clusters: list[MapCluster]
 
-    def svg(self, highlight: Collection[str] = (), link: Callable[[str], str] | None = None,
-            width: int = 900, height: int = 620, new_tab: bool = False) -> str:
-        """An SVG of the map: a point per paper in its cluster's colour (its title shows on hover,
-        a click opens `link(paper_id)`, in a new tab with `new_tab`; default: its OpenReview page),
-        the cluster labels, and the `highlight` papers larger, in red, drawn last."""
-        href = link or (lambda pid: f"https://openreview.net/forum?id={pid}")
-        target = ' target="_blank" rel="noopener"' if new_tab else ""
+    def chart(self, highlight: Collection[str] = (), link: Callable[[str], str] | None = None) -> Any:
+        """The map as an Altair (Vega-Lite) chart: a point per paper in its cluster's colour (hover: its
+        title, decision and cluster; click: `link(paper_id)` in a new tab, by default its OpenReview
+        page), the `highlight` papers larger, in red, drawn on top, and the cluster labels. Gradio's
+        `gr.Plot` shows it as it is; `render` turns it into SVG, HTML or PNG."""
+        alt = _need("altair", "the map of the field")
+        href = link or openreview_link
         picked = set(highlight)
-        pad = 24
-
-        def at(p: MapPoint | MapCluster) -> tuple[float, float]:
-            return pad + p.x * (width - 2 * pad), pad + (1 - p.y) * (height - 2 * pad)
-
-        out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="rag-map" viewBox="0 0 {width} {height}" '
-               f'width="100%" role="img" aria-label="Map of {self.papers} papers">',
-               f'<rect width="{width}" height="{height}" fill="#ffffff"/>']
-        for group in (False, True):  # the picked papers last, on top
-            for p in self.points:
-                if (p.paper_id in picked) != group:
-                    continue
-                x, y = at(p)
-                colour = HIGHLIGHT if group else PALETTE[p.cluster % len(PALETTE)]
-                r, extra = (6.5, ' stroke="#000" stroke-width="1.2"') if group else (3.2, ' fill-opacity="0.75"')
-                mark = ' data-picked="1"' if group else ""
-                out.append(
-                    f'<a href="{html.escape(href(p.paper_id), quote=True)}"{target} class="rag-map-point" '
-                    f'data-paper-id="{html.escape(p.paper_id, quote=True)}"{mark}>'
-                    f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{colour}"{extra}>'
-                    f"<title>{html.escape(p.title)}</title></circle></a>"
-                )
-        for c in self.clusters:
-            x, y = at(c)
-            out.append(
-                f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="middle" font-family="sans-serif" font-size="12" '
-                f'font-weight="600" fill="#222" stroke="#fff" stroke-width="3" paint-order="stroke" '
-                f'class="rag-map-label">{html.escape(c.label)}</text>'
-            )
-        out.append("</svg>")
-        return "".join(out)
-
-    def html(self, highlight: Collection[str] = (), title: str = "Map of the field") -> str:
-        """A self-contained page: the SVG (points link to OpenReview), what it shows, and the clusters."""
-        rows = "".join(f"<li>{html.escape(c.label)} ({c.size})</li>" for c in sorted(self.clusters, key=lambda c: -c.size))
-        note = f" The {len(set(highlight))} papers of the answer are in red." if highlight else ""
-        return (
-            f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-            f"<body style='font-family:sans-serif;max-width:960px;margin:auto'><h1>{html.escape(title)}</h1>"
-            f"<p>{self.papers} papers, {len(self.clusters)} clusters ({html.escape(self.method)}). Hover a point "
-            f"for its title; click it for its OpenReview page.{note}</p>{self.svg(highlight)}"
-            f"<h2>Clusters</h2><ul>{rows}</ul></body></html>"
+        labels = {c.number: c.label for c in self.clusters}
+        rows = [{"paper_id": p.paper_id, "title": p.title, "decision": p.decision or "—", "x": p.x, "y": p.y,
+                 "cluster": labels.get(p.cluster, ""), "colour": PALETTE[p.cluster % len(PALETTE)],
+                 "link": href(p.paper_id), "picked": p.paper_id in picked} for p in self.points]
+        rows.sort(key=lambda r: bool(r["picked"]))  # the picked papers last: on top
+        hidden = alt.Axis(labels=False, ticks=False, title=None, grid=False, domain=False)
+        square = alt.Scale(domain=[-0.02, 1.02], nice=False)
+        x, y = alt.X("x:Q", axis=hidden, scale=square), alt.Y("y:Q", axis=hidden, scale=square)
+        points = alt.Chart(alt.Data(values=rows)).mark_circle(opacity=0.8).encode(
+            x=x, y=y,
+            color=alt.condition("datum.picked", alt.value(HIGHLIGHT), alt.Color("colour:N", scale=None)),
+            size=alt.condition("datum.picked", alt.value(150), alt.value(22)),
+            stroke=alt.condition("datum.picked", alt.value("#000000"), alt.value(None)),
+            tooltip=[alt.Tooltip("title:N", title="Title"), alt.Tooltip("decision:N", title="Decision"),
+                     alt.Tooltip("cluster:N", title="Cluster")],
+            href="link:N",
+            description="title:N",  # what a screen reader (and the SVG's aria-label) says: the title
         )
+        names = [{"x": c.x, "y": c.y, "label": c.label} for c in self.clusters]
+        labels_layer = alt.Chart(alt.Data(values=names)).mark_text(
+            fontSize=11, fontWeight="bold", color="#222222", stroke="#ffffff", strokeWidth=3, strokeOpacity=0.8,
+        ).encode(x=x, y=y, text="label:N")
+        labels_top = labels_layer.mark_text(fontSize=11, fontWeight="bold", color="#222222")
+        return alt.layer(points, labels_layer, labels_top).properties(
+            width=820, height=580,
+            title=f"{self.papers} papers, {len(self.clusters)} clusters",
+            # vega-embed (Gradio's, and the HTML page's) reads these: SVG in the page, links in a new tab
+            usermeta={"embedOptions": {"renderer": "svg", "actions": False, "loader": {"target": "_blank"}}},
+        ).configure_view(stroke=None)
 
-    def render(self, fmt: str, highlight: Collection[str] = ()) -> str:
-        """The map as text: json, svg or html."""
+    def render(self, fmt: str, highlight: Collection[str] = (),
+               link: Callable[[str], str] | None = None) -> str | bytes:
+        """The map as json (this object), svg, html (a self-contained, interactive page) or png (bytes);
+        the chart is drawn by vl-convert, offline."""
         if fmt == "json":
             return self.model_dump_json()
+        if fmt not in MAP_FORMATS:
+            raise InvalidRequestError(f"unknown map format {fmt!r}; use one of {', '.join(MAP_FORMATS)}")
+        spec = self.chart(highlight, link).to_dict()
+        vlc = _need("vl_convert", "drawing the map as SVG, HTML or PNG")
         if fmt == "svg":
-            return self.svg(highlight)
-        if fmt == "html":
-            return self.html(highlight)
-        raise InvalidRequestError(f"unknown map format {fmt!r}; use one of json, svg, html (png: a file)")
+            return str(vlc.vegalite_to_svg(spec))
+        if fmt == "png":
+            return bytes(vlc.vegalite_to_png(spec, scale=1.5))
+        return str(vlc.vegalite_to_html(spec, bundle=True))
+
+
+def openreview_link(paper_id: str) -> str:
+    return f"https://openreview.net/forum?id={paper_id}"
+
+
+def _need(module: str, what: str) -> Any:
+    """`module` imported, or ConfigError saying what needs it (a dependency of this package)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ConfigError(f"{what} needs {module}, a dependency of this package: run the README's setup "
+                          "again") from exc
 
 
 def check_highlight(ids: Sequence[str]) -> list[str]:

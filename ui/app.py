@@ -224,20 +224,22 @@ def build_ui(
             raise gr.Error(f"Tick 2 to {MAX_COMPARED} papers of the panel to compare.", print_exception=False)
         return compare_question(numbers)
 
-    def show_map(turns: list[dict[str, Any]]) -> str:
-        """The map of the field with the latest answer's papers in red (their points link to their pages)."""
+    def show_map(turns: list[dict[str, Any]]) -> tuple[str, Any]:
+        """The map of the field (an Altair chart that gr.Plot draws) with the latest answer's papers in
+        red; a point shows its title on hover and opens its page in a new tab."""
         try:
             fmap = rag.field_map()
             answer = (turns or [{}])[-1].get("answer")
             picked = Answer.model_validate(answer).paper_ids(matching=True) if answer else []
+            chart = fmap.chart(picked, link=lambda pid: f"/?paper={pid}")
         except RagError as exc:
             gr.Warning(describe(exc).user_message)
-            return ""
+            return "", None
         how = "" if fmap.cached else f"; computed in {fmap.seconds:.0f} s for this store, kept for next time"
         lead = (f"<p class='rag-map-note'>{fmap.papers} papers in {len(fmap.clusters)} clusters"
                 + (f"; the {len(picked)} papers of the latest answer in red" if picked else "") + how
                 + ". Hover a point for its title; click it for its page.</p>")
-        return lead + fmap.svg(picked, link=lambda pid: f"/?paper={pid}", new_tab=True)
+        return lead, chart
 
     def new_chat() -> tuple[Any, ...]:
         return [], sources_html(None), "", [], ""
@@ -312,7 +314,8 @@ def build_ui(
                 with gr.Accordion("Map of the field", open=False, elem_id="rag-map-acc"):
                     map_button = gr.Button("Show the map (the latest answer's papers in red)", size="sm",
                                            elem_id="rag-map-show")
-                    field_map = gr.HTML("", elem_id="rag-map")
+                    map_note = gr.HTML("", elem_id="rag-map-note")
+                    field_map = gr.Plot(elem_id="rag-map", show_label=False)
                 with gr.Accordion("Search options", open=False):
                     decisions = gr.CheckboxGroup(
                         list(DECISIONS),
@@ -379,7 +382,7 @@ def build_ui(
         export_format.change(prepare_download, export_inputs, [download, download_sources], **hidden)
         for cleared in (clear.click, chatbot.clear):
             after_answer(cleared(new_chat, None, outputs, **hidden))
-        map_button.click(show_map, [turns], [field_map], queue=True, api_visibility="private")
+        map_button.click(show_map, [turns], [map_note, field_map], queue=True, api_visibility="private")
         copy.click(None, [markdown], None, js=COPY_JS)
         demo.load(lambda: status_line(rag), None, status, queue=False, api_visibility="private")
     # api_open=False: the queued answer runs only through the queue (its slots, its size), never as a

@@ -91,34 +91,39 @@ def add_native_routes(app: "FastAPI", api: Api, dependencies: list[Any], respons
         changed since."""
         return api.permalink(req, str(request.base_url))
 
-    map_types = {"json": "application/json", "svg": "image/svg+xml", "html": "text/html"}
+    map_types = {"json": "application/json", "svg": "image/svg+xml", "html": "text/html", "png": "image/png"}
 
     @app.get(
         "/api/map", tags=["api"], dependencies=dependencies, response_class=Response,
         responses={
             **responses,
             200: {
-                "description": "The map: JSON (points in [0, 1]² with their cluster, labelled clusters), an SVG "
-                "(hover a point: its title; click: its paper page) or an HTML page.",
+                "description": "The map: JSON (points in [0, 1]² with their cluster, labelled clusters), or the "
+                "chart as SVG, an interactive HTML page (hover a point: its title; click: its paper page) or PNG.",
                 "content": {
                     "application/json": {"schema": {"$ref": "#/components/schemas/FieldMap"}},
                     "image/svg+xml": {"schema": {"type": "string"}},
                     "text/html": {"schema": {"type": "string"}},
+                    "image/png": {"schema": {"type": "string", "format": "binary"}},
                 },
             },
         },
     )
     def field_map(
-        format: Annotated[Literal["json", "svg", "html"], Query(description="json, svg or html")] = "json",
+        request: Request,
+        format: Annotated[Literal["json", "svg", "html", "png"], Query(description="json, svg, html or png")] = "json",
         highlight: Annotated[list[str], Query(max_length=MAX_HIGHLIGHT,
                                               description="paper ids to pick out (an answer's papers)")] = [],  # noqa: B006
     ) -> Response:
         """A map of the field (`RAG.field_map`): every stored paper placed in 2D from its stored
         vector, in clusters labelled by their distinctive words; computed once per store revision,
-        then read from where it is kept."""
+        then read from where it is kept. In the drawn forms a point links to its paper page here."""
         fmap = api.rag.field_map()
         picked = check_highlight(highlight)
-        body = fmap.render(format, picked) if format != "svg" else fmap.svg(picked, link=lambda pid: f"/?paper={pid}")
+        base = str(request.base_url)
+        body = fmap.render(format, picked, link=lambda pid: f"{base}?paper={pid}")
+        if isinstance(body, bytes):
+            return Response(body, media_type=map_types[format])
         return Response(body, media_type=f"{map_types[format]}; charset=utf-8")
 
     rows_body = {"type": "array", "items": {"type": "object", "required": list(TABLE_FIELDS)}}
