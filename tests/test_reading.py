@@ -188,6 +188,25 @@ def test_what_a_topic_is_of_must_be_met_by_itself() -> None:
     assert not adm.judgements[2].on_topic
 
 
+def test_a_why_question_needs_the_papers_to_state_what_it_asks_explained() -> None:
+    """"Why do diffusion models memorize training images?": a diffusion paper on training images that
+    never speaks of memorizing is related, not an answer."""
+    memo = _source(1, "Where Memorization Comes From in Diffusion Models", [
+        "Diffusion models can memorize and replay their training images.",
+        "We show that memorization arises when the training images are duplicated."])
+    other = _source(2, "Faster Training of Diffusion Models on Images", [
+        "Training diffusion models on large image sets is slow.",
+        "We propose a curriculum that trains diffusion models on training images twice as fast."])
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (memo, other, *ALL))
+    reading = read("Why do diffusion models memorize training images?")
+    adm = admit(reading, [memo, other], stats)
+    assert reading.asks == "reason" and adm.admitted() == [1]
+    assert adm.judgements[2].related and adm.judgements[2].missing == ["memorize"]
+    # a question that asks for papers, not a reason, keeps the share rule
+    listing = admit(read("Which papers train diffusion models on training images to memorize?"), [memo, other], stats)
+    assert 2 in listing.admitted()
+
+
 def test_a_specific_word_is_not_met_by_its_wider_family() -> None:
     """"theorem proving" is not met by "math", "watermark" not by "detection", "compression" not by
     "fewer"; the wider word is still met by the specific one."""

@@ -383,10 +383,17 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     # a how/why question that is not itself about benchmarks or evaluation ("how do benchmarks …")
     measures_methods = reading.asks in ("method", "reason") and not any(
         own_mentions(f.label, family_alternatives("benchmark") + _EVALUATION) for f in reading.facets)
+    # what a why-question asks to be explained: its rarest single word ("memorize", "emerge"; not a
+    # term such as "diffusion models", which names what it happens in)
+    words = [u for u in topic if " " not in u.text]
+    phenomenon = max(words, key=lambda u: u.weight) if reading.asks == "reason" and len(topic) >= 3 and words else None
     judgements = {}
     for n, p in papers.items():
         own = defined[n]
         j = judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints])
+        if phenomenon is not None and j.on_topic and not met(phenomenon, p.regions(None)):
+            j.missing.append(phenomenon.text)  # "why do diffusion models memorize …" shown "(not: memorize)"
+            j.admitted, j.related = False, True
         if measures_methods and titled_benchmark(p):  # "How do papers compress …?"
             j.missing.append(NOT_A_BENCHMARK[reading.asks])
             j.admitted, j.related = False, j.on_topic
