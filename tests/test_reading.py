@@ -120,6 +120,12 @@ def _source(n: int, title: str, sentences: list[str]) -> Source:
     return Source(number=n, paper_id=f"p{n}", title=title, text=" ".join(sentences), score=1.0)
 
 
+def _pair(first: tuple[str, list[str]], second: tuple[str, list[str]]) -> tuple[Source, Source, TermStats]:
+    """Two papers (numbered 1 and 2) and term statistics of a store that holds them and ALL."""
+    one, two = _source(1, *first), _source(2, *second)
+    return one, two, TermStats.from_texts(f"{s.title} {s.text}" for s in (one, two, *ALL))
+
+
 DEFENCE = _source(1, "RobustDecode: Defending LLMs against Jailbreak Attacks at Inference Time", [
     "Jailbreak attacks bypass the safety alignment of language models.",
     "We propose RobustDecode, a defense that filters harmful tokens at inference time.",
@@ -173,13 +179,13 @@ def test_a_technique_named_only_in_the_background_does_not_count() -> None:
 def test_what_a_topic_is_of_must_be_met_by_itself() -> None:
     """"watermarks of LLM-generated text": an image watermark paper holds "watermarks" and "text" but
     is not about LLM-generated text."""
-    text_wm = _source(1, "Scrubbing Watermarks from LLM-Generated Text", [
-        "Watermarks mark LLM-generated text so that it can be traced.",
-        "We propose a paraphrasing attack that removes watermarks from LLM-generated text."])
-    image_wm = _source(2, "A Transfer Attack to Image Watermarks", [
-        "Watermarks mark generated images; a caption gives the text prompt.",
-        "We propose a transfer attack that evades image watermarks."])
-    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (text_wm, image_wm, *ALL))
+    text_wm, image_wm, stats = _pair(
+        ("Scrubbing Watermarks from LLM-Generated Text", [
+            "Watermarks mark LLM-generated text so that it can be traced.",
+            "We propose a paraphrasing attack that removes watermarks from LLM-generated text."]),
+        ("A Transfer Attack to Image Watermarks", [
+            "Watermarks mark generated images; a caption gives the text prompt.",
+            "We propose a transfer attack that evades image watermarks."]))
     reading = read("Which papers attack watermarks of LLM-generated text?")
     assert [u.part for u in reading.topic.units] == [0, 1, 1]
     assert strip_frame("Which papers study in-context learning?") == "in-context learning"
@@ -191,13 +197,13 @@ def test_what_a_topic_is_of_must_be_met_by_itself() -> None:
 def test_a_why_question_needs_the_papers_to_state_what_it_asks_explained() -> None:
     """"Why do diffusion models memorize training images?": a diffusion paper on training images that
     never speaks of memorizing is related, not an answer."""
-    memo = _source(1, "Where Memorization Comes From in Diffusion Models", [
-        "Diffusion models can memorize and replay their training images.",
-        "We show that memorization arises when the training images are duplicated."])
-    other = _source(2, "Faster Training of Diffusion Models on Images", [
-        "Training diffusion models on large image sets is slow.",
-        "We propose a curriculum that trains diffusion models on training images twice as fast."])
-    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (memo, other, *ALL))
+    memo, other, stats = _pair(
+        ("Where Memorization Comes From in Diffusion Models", [
+            "Diffusion models can memorize and replay their training images.",
+            "We show that memorization arises when the training images are duplicated."]),
+        ("Faster Training of Diffusion Models on Images", [
+            "Training diffusion models on large image sets is slow.",
+            "We propose a curriculum that trains diffusion models on training images twice as fast."]))
     reading = read("Why do diffusion models memorize training images?")
     adm = admit(reading, [memo, other], stats)
     assert reading.asks == "reason" and adm.admitted() == [1]
