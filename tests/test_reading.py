@@ -217,10 +217,14 @@ def test_a_specific_word_is_not_met_by_its_wider_family() -> None:
     """"theorem proving" is not met by "math", "watermark" not by "detection", "compression" not by
     "fewer"; the wider word is still met by the specific one."""
     units = {u.text: u for u in read("Which papers study theorem proving, watermark detection and compression?").topic.units}
-    assert ("math",) not in units["theorem"].alternatives
+    assert ("math",) not in units["theorem proving"].alternatives
     assert ("detect",) not in units["watermark"].alternatives
     assert ("fewer",) not in units["compression"].alternatives
     assert (stem("theorem"),) in read("Which papers do math?").topic.units[0].alternatives
+    # "theorem proving" is a task: met by "proof assistant" or "Lean", not by "proof" or "theoretical"
+    formal, proving = read("Which papers apply LLMs to formal theorem proving?").topic.units
+    assert (formal.text, proving.text) == ("formal", "theorem proving")
+    assert ("lean",) in proving.alternatives and not {("proof",), (stem("theoretical"),)} & set(proving.alternatives)
 
 
 def test_a_comparison_does_not_make_a_technique_the_papers_own() -> None:

@@ -63,6 +63,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                   "evaluation suite", "leaderboard", "arena", "corpus"),
     "accelerate": ("accelerate", "acceleration", "accelerating", "speed", "speedup", "faster", "fast", "efficient", "efficiency", "reduce latency", "lower latency", "cheaper"),
     "theory": ("theory", "theoretical", "theoretically", "theorem", "theorems", "provable", "provably", "prove", "proves", "proof"),
+    # a task, not a theory result: "theorem proving" is not met by "proof" or "theoretical"
+    "theorem-proving": ("theorem proving", "theorem prover", "theorem provers", "automated theorem proving",
+                        "proof assistant", "proof assistants", "formal proof", "formal proofs", "formal mathematics",
+                        "autoformalization", "lean", "lean 4", "isabelle", "coq", "proof search"),
     "mitigate": (
         "mitigate", "mitigates", "mitigating", "mitigation", "alleviate", "alleviates", "alleviating",
         "address", "addresses", "prevent", "prevents", "preventing", "counteract", "counteracts",
