@@ -170,7 +170,8 @@ def join_adjacent(units: Sequence[Unit], text: str, joins: Callable[[Unit, Unit]
                 and prev.part == u.part
                 and f" {' '.join(words(prev.text))} {' '.join(words(u.text))} " in said and joins(prev, u)):
             out[-1] = Unit(text=f"{prev.text} {u.text}", weight=prev.weight + u.weight, together=together, part=u.part,
-                           alternatives=[a + b for a in prev.alternatives for b in u.alternatives])
+                           alternatives=[a + b for a in prev.alternatives for b in u.alternatives],
+                           needed=prev.needed or u.needed)
             continue
         out.append(u)
     return out
@@ -383,16 +384,21 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     # a how/why question that is not itself about benchmarks or evaluation ("how do benchmarks …")
     measures_methods = reading.asks in ("method", "reason") and not any(
         own_mentions(f.label, family_alternatives("benchmark") + _EVALUATION) for f in reading.facets)
-    # what a why-question asks to be explained: its rarest single word ("memorize", "emerge"; not a
-    # term such as "diffusion models", which names what it happens in)
-    words = [u for u in topic if " " not in u.text]
-    phenomenon = max(words, key=lambda u: u.weight) if reading.asks == "reason" and len(topic) >= 3 and words else None
+    # Words every listed paper must state, shown "(not: memorize)" beside a related one: what the
+    # papers do ("Which papers watermark images …") and what a why-question asks explained, its
+    # rarest single word ("memorize", "emerge"; not a term such as "diffusion models", which names
+    # what it happens in).
+    needed = [u for u in topic if u.needed]
+    single = [u for u in topic if " " not in u.text]
+    if reading.asks == "reason" and len(topic) >= 3 and single:
+        needed.append(max(single, key=lambda u: u.weight))
     judgements = {}
     for n, p in papers.items():
         own = defined[n]
         j = judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints])
-        if phenomenon is not None and j.on_topic and not met(phenomenon, p.regions(None)):
-            j.missing.append(phenomenon.text)  # "why do diffusion models memorize …" shown "(not: memorize)"
+        lacking = [u.text for u in needed if not met(u, p.regions(None))] if j.on_topic else []
+        if lacking:
+            j.missing += list(dict.fromkeys(lacking))
             j.admitted, j.related = False, True
         if measures_methods and titled_benchmark(p):  # "How do papers compress …?"
             j.missing.append(NOT_A_BENCHMARK[reading.asks])

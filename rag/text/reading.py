@@ -74,6 +74,9 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "reduces", "reducing", "mitigated", "prevention", "suppress", "eliminate",
     ),
     "reduce": ("reduce", "reducing", "reduction", "lower", "decrease", "compress", "compression", "compressing", "shrink", "save", "saving", "fewer", "less"),
+    "compress": ("compress", "compression", "compressing", "compressed", "prune", "pruning", "pruned", "evict",
+                 "eviction", "evicting", "quantize", "quantization", "quantized", "quantizing", "sparsify",
+                 "sparsification", "merge", "merging", "reduce", "reduction", "reducing", "shrink"),
     "training-free": (
         "training-free", "training free", "without training", "without retraining", "without fine-tuning",
         "without finetuning", "without any training", "without additional training", "no training",
@@ -201,6 +204,7 @@ class Unit(BaseModel):
     weight: float = 1.0
     together: bool = Field(False, description="An alternative's stems are met anywhere in one sentence, not only as a phrase.")
     part: int = Field(0, description="Which part of the topic it belongs to ('watermarks' of 'LLM-generated text'): each part must be met.")
+    needed: bool = Field(False, description="What the papers must do ('Which papers watermark images …'): met by every listed paper.")
 
 
 class Facet(BaseModel):
@@ -289,6 +293,10 @@ INSTANCES: dict[str, frozenset[str]] = {
     "detect": frozenset({"watermark", "watermarking"}),
     "reinforcement": frozenset({"rlhf", "rlaif", "ppo", "grpo", "q-learning", "actor-critic"}),
     "reduce": frozenset({"compress", "compression", "compressing", "save", "saving"}),
+    # pruning, quantizing, evicting … are ways to compress; a question about one is not about the others
+    "compress": frozenset({"prune", "pruning", "pruned", "evict", "eviction", "evicting", "quantize", "quantization",
+                           "quantized", "quantizing", "sparsify", "sparsification", "merge", "merging", "reduce",
+                           "reduction", "reducing", "shrink"}),
     "generate": frozenset({"design", "designing"}),
     "evaluate": frozenset({"test", "testing", "probe", "probing"}),
     "remove": frozenset({"forget"}),
@@ -487,6 +495,10 @@ def _topic_units(topic_words: list[str]) -> list[Unit]:
     return head + [u.model_copy(update={"part": 1}) for u in rest]
 
 
+# "Which papers watermark images …": the verb after "papers" is what every listed paper does
+_ACTION = re.compile(r"^\s*(?:which|what)\s+(?:papers|works|studies|methods|approaches)\s+([a-z][\w-]*)", re.I)
+
+
 def read(question: str, search_text: str | None = None) -> Reading:
     """The reading of a question; `search_text` is the question without authors and decision words
     (rag.text.query), when the catalog was consulted."""
@@ -607,6 +619,10 @@ def read(question: str, search_text: str | None = None) -> Reading:
         # the direction too (the topic keeps the word)
         direction = next((_NOUN_DIRECTION[w] for w in topic_words if w in _NOUN_DIRECTION), None)
     topic_units = _topic_units(topic_words)
+    action = _ACTION.match(question)
+    if action and topic_units and topic_units[0].text == action.group(1).lower() and topic_units[0].weight == 1.0 \
+            and direction is None and len(topic_units) > 1:
+        topic_units[0] = topic_units[0].model_copy(update={"needed": True})
     topic = None
     if topic_units:
         label = " ".join(("of " if u.part and not v.part else "") + u.text for v, u in zip([topic_units[0], *topic_units], topic_units))
