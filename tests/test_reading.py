@@ -232,6 +232,9 @@ def test_the_verb_after_papers_is_what_every_listed_paper_does() -> None:
     compress = read("Which papers compress the KV cache?").topic.units[0]
     assert compress.needed and {(stem("pruning"),), (stem("eviction"),)} <= set(compress.alternatives)
     assert (stem("quantization"),) not in read("Which papers prune LLMs?").topic.units[0].alternatives
+    # the kind of model a topic names is needed too: an RL paper on embodied agents is no "LLM agents" paper
+    assert [(u.text, u.needed) for u in read("Which papers train LLM agents with RL?").topic.units] == [
+        ("train", False), ("llm", True), ("agents", False)]
 
 
 def test_a_specific_word_is_not_met_by_its_wider_family() -> None:

@@ -497,6 +497,24 @@ def _topic_units(topic_words: list[str]) -> list[Unit]:
 
 # "Which papers watermark images …": the verb after "papers" is what every listed paper does
 _ACTION = re.compile(r"^\s*(?:which|what)\s+(?:papers|works|studies|methods|approaches)\s+([a-z][\w-]*)", re.I)
+# The kinds of model a topic can name, which its papers always name too ("align LLMs", "LLM agents")
+_MODEL_KINDS = {(stem("llm"),), (stem("vlm"),)}
+
+
+def _needed(units: list[Unit], question: str, direction: str | None) -> list[Unit]:
+    """The topic's units, those every listed paper must state marked `needed` (a topic of two or more
+    units only): the verb after "Which papers" when it is the question's own action (not a general
+    verb, not a direction such as "defend"), and the kind of model it names (LLMs, VLMs), which
+    weighs little by rarity but which no paper on another kind of model answers."""
+    if len(units) < 2:
+        return units
+    action = _ACTION.match(question)
+    return [
+        u.model_copy(update={"needed": True})
+        if (i == 0 and action and u.text == action.group(1).lower() and u.weight == 1.0 and direction is None)
+        or _MODEL_KINDS & set(u.alternatives) else u
+        for i, u in enumerate(units)
+    ]
 
 
 def read(question: str, search_text: str | None = None) -> Reading:
@@ -618,11 +636,7 @@ def read(question: str, search_text: str | None = None) -> Reading:
         # "propose new jailbreak attacks", "make sampling faster": a direction noun in the topic is
         # the direction too (the topic keeps the word)
         direction = next((_NOUN_DIRECTION[w] for w in topic_words if w in _NOUN_DIRECTION), None)
-    topic_units = _topic_units(topic_words)
-    action = _ACTION.match(question)
-    if action and topic_units and topic_units[0].text == action.group(1).lower() and topic_units[0].weight == 1.0 \
-            and direction is None and len(topic_units) > 1:
-        topic_units[0] = topic_units[0].model_copy(update={"needed": True})
+    topic_units = _needed(_topic_units(topic_words), question, direction)
     topic = None
     if topic_units:
         label = " ".join(("of " if u.part and not v.part else "") + u.text for v, u in zip([topic_units[0], *topic_units], topic_units))
