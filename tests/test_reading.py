@@ -295,9 +295,14 @@ def test_two_words_the_papers_write_side_by_side_are_one_term() -> None:
     # 3 of the 4 papers using both words write them side by side, and each word alone is used otherwise
     assert stats.phrases.is_term("prompt", stem("injection"))
     assert not stats.phrases.is_term("model", stem("merging"))  # too few papers write it side by side (3 of 7 use both)
-    adm = admit(read("Which papers defend LLM agents against prompt injection?"), injection, stats)
+    apart = _source(40, "Shielding LLM Agents", [
+        "We defend LLM agents against attacks that inject malicious tools.",
+        "We check the prompt of the agent before each step."])
+    adm = admit(read("Which papers defend LLM agents against prompt injection?"), [*injection, apart], stats)
     assert 4 not in adm.admitted() and not adm.judgements[4].related  # "injects" and "prompt" apart
     assert 1 in adm.admitted()
+    # the same in what a defence withstands: an LLM-agent defence against injected tools is related
+    assert adm.judgements[40].missing == ["against prompt injection"]
 
 
 def _admitted(question: str, papers: list[Source]) -> list[int]:

@@ -380,7 +380,7 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
             acr.setdefault(short, long)
     topic = weigh(join_terms(expand_units(reading.topic.units, acr), reading.topic.text, stats), stats) \
         if reading.topic else []
-    constraints = [(f, weigh(expand_units(f.units, acr), stats)) for f in reading.constraints]
+    constraints = [(f, weigh(join_terms(expand_units(f.units, acr), f.text, stats), stats)) for f in reading.constraints]
     # a how/why question that is not itself about benchmarks or evaluation ("how do benchmarks …")
     measures_methods = reading.asks in ("method", "reason") and not any(
         own_mentions(f.label, family_alternatives("benchmark") + _EVALUATION) for f in reading.facets)
