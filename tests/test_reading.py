@@ -211,6 +211,29 @@ def test_a_why_question_needs_the_papers_to_state_what_it_asks_explained() -> No
     # a question that asks for papers, not a reason, keeps the share rule
     listing = admit(read("Which papers train diffusion models on training images to memorize?"), [memo, other], stats)
     assert 2 in listing.admitted()
+    # the subject is not what is asked explained: an RLHF paper that never speaks of diversity is related
+    diverse, faster, stats = _pair(
+        ("Why RLHF Narrows What Models Say", [
+            "RLHF reduces the diversity of the outputs of language models.",
+            "We show that the KL penalty of RLHF causes the loss of output diversity."]),
+        ("Faster RLHF", [
+            "RLHF is slow, so its outputs take long to improve.",
+            "We propose an asynchronous RLHF that reduces training time."]))
+    adm = admit(read("Why does RLHF reduce output diversity?"), [diverse, faster], stats)
+    assert adm.admitted() == [1] and adm.judgements[2].missing == ["diversity"]
+
+
+def test_a_detector_is_what_detects_not_what_misleads_detectors() -> None:
+    """"machine-generated" is met by "LLM-generated"; an attack that "misleads detectors" is no detector."""
+    detector, attack, stats = _pair(
+        ("Spotting LLM-Generated Text", [
+            "LLM-generated text spreads misinformation.",
+            "We propose a classifier that detects LLM-generated text from its token statistics."]),
+        ("Proxy Attacks to Mislead Text Detectors", [
+            "Detectors of machine-generated text are widely deployed.",
+            "To stress test these detectors, we introduce an attack that misleads detection systems on machine-generated text."]))
+    adm = admit(read("Which papers detect machine-generated text?"), [detector, attack], stats)
+    assert adm.admitted() == [1] and adm.judgements[2].missing == ["must detect"]
 
 
 def test_the_verb_after_papers_is_what_every_listed_paper_does() -> None:

@@ -254,7 +254,8 @@ _NOT_OWN = frozenset(
     undermine undermines fool fools fooling defeat defeats defeating attack attacks even target targets
     targeting need needs call calls require requires lack lacks without across diverse various several
     multiple many public widely established downstream set sets setting outperform outperforms
-    outperforming surpass surpasses surpassing traditional unlike versus""".split()
+    outperforming surpass surpasses surpassing traditional unlike versus mislead misleads misleading deceive
+    deceives deceiving stress""".split()
 )
 # The opposite of a direction: a paper whose title or contribution does the opposite ("we introduce a
 # novel attack") does not take the direction, whatever else it mentions.
@@ -385,11 +386,11 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     measures_methods = reading.asks in ("method", "reason") and not any(
         own_mentions(f.label, family_alternatives("benchmark") + _EVALUATION) for f in reading.facets)
     # Words every listed paper must state, shown "(not: memorize)" beside a related one: what the
-    # papers do ("Which papers watermark images …") and what a why-question asks explained, its
-    # rarest single word ("memorize", "emerge"; not a term such as "diffusion models", which names
-    # what it happens in).
+    # papers do ("Which papers watermark images …") and what a why-question asks explained: the
+    # rarest single word after its subject ("why do diffusion models memorize …": "memorize"; "why
+    # does RLHF reduce output diversity": "diversity", not "RLHF").
     needed = [u for u in topic if u.needed]
-    single = [u for u in topic if " " not in u.text]
+    single = [u for u in topic[1:] if " " not in u.text]
     if reading.asks == "reason" and len(topic) >= 3 and single:
         needed.append(max(single, key=lambda u: u.weight))
     judgements = {}
