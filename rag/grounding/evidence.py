@@ -308,6 +308,7 @@ class EvidenceConfig:
     dense_floor: float = 0.15  # below this best cosine, only a near-complete word match answers
     named_missing: float = 8.0  # refuse when the named paper lacks this much (idf-weighted) of the ask
     named_missing_share: float = 0.5  # ... and at least this share of it (a long "how" question keeps its answer)
+    named_missing_all: float = 4.0  # ... or when it lacks everything asked of it, at least this much
     claim_coverage: float = 0.8  # "which paper shows that <claim>": share of the claim one paper has
     fit_weight: float = 0.3  # how fully a paper meets every facet, in its order
     single_share: float = 0.4  # "which paper ...?": least share of its words one shown paper holds
@@ -471,8 +472,9 @@ def assess(
     asks_fact = reading.asks not in ("method", "finding", "reason")
     if (
         is_question(question) and focus.named and asks_fact
-        and named_missing >= cfg.named_missing and named_share >= cfg.named_missing_share
-    ):
+        and ((named_missing >= cfg.named_missing and named_share >= cfg.named_missing_share)
+             or (named_missing >= cfg.named_missing_all and named_share >= 0.999))
+    ):  # "Does LeanAgent use RLHF?": its abstract says nothing of RL, humans or feedback
         return about_named(
             _refuse("the abstract of the paper it names does not say what it asks", focus, coverage,
                     missing_weight=named_missing),
