@@ -63,7 +63,7 @@ def test_the_products_answers_stay_above_the_measured_floor(full_rag) -> None:
     got = {q.qid: listed_of(full_rag.ask(q.question)) for q in QUESTIONS}
     r = score(QUESTIONS, got)
     bad = score(QUESTIONS, _first_sentences())
-    assert r["paper_yes"] >= 0.70 and r["paper_no"] <= 0.09, r
-    assert r["item_answers"] >= 0.58 and r["background_only_items"] <= 0.03, r
-    assert r["admission_precision"] >= 0.85 and r["false_premise_named"] == 1.0, r
+    assert r["paper_yes"] >= 0.78 and r["paper_no"] <= 0.06, r  # 0.804 / 0.047 at stop 32
+    assert r["item_answers"] >= 0.72 and r["background_only_items"] <= 0.02, r  # 0.762 / 0.004
+    assert r["admission_precision"] >= 0.88 and r["false_premise_named"] == 1.0, r  # 0.910
     assert r["paper_yes"] > bad["paper_yes"] and r["item_answers"] > bad["item_answers"]
