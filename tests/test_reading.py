@@ -264,6 +264,18 @@ def test_the_verb_after_papers_is_what_every_listed_paper_does() -> None:
         ("train", False), ("llm", True), ("agents", False)]
 
 
+@pytest.mark.parametrize(("topic", "needed"), [
+    ("protein structure prediction", ["prediction"]),  # the head names it: structure generation is not it
+    ("neural scaling laws", ["laws"]),
+    ("state space models", []),  # a head every such topic ends with
+    ("neural PDE solvers", []),  # an agent noun, often said by its verb ("solving PDEs")
+    ("task arithmetic and model merging", []),  # either part
+    ("accelerate video diffusion models", ["diffusion"]),  # the kind of model it names
+])
+def test_the_head_of_a_bare_topic_is_needed(topic: str, needed: list[str]) -> None:
+    assert [u.text for u in read(topic).topic.units if u.needed] == needed
+
+
 def test_a_specific_word_is_not_met_by_its_wider_family() -> None:
     """"theorem proving" is not met by "math", "watermark" not by "detection", "compression" not by
     "fewer"; the wider word is still met by the specific one."""

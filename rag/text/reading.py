@@ -506,7 +506,7 @@ def _topic_units(topic_words: list[str]) -> list[Unit]:
 # "Which papers watermark images …": the verb after "papers" is what every listed paper does
 _ACTION = re.compile(r"^\s*(?:which|what)\s+(?:papers|works|studies|methods|approaches)\s+([a-z][\w-]*)", re.I)
 # The kinds of model a topic can name, which its papers always name too ("align LLMs", "LLM agents")
-_MODEL_KINDS = {(stem("llm"),), (stem("vlm"),)}
+_MODEL_KINDS = {(stem("llm"),), (stem("vlm"),), (stem("diffusion"),)}
 
 
 def _needed(units: list[Unit], question: str, direction: str | None) -> list[Unit]:
@@ -517,12 +517,26 @@ def _needed(units: list[Unit], question: str, direction: str | None) -> list[Uni
     if len(units) < 2:
         return units
     action = _ACTION.match(question)
+    said = question.lower().replace(",", " , ").split()
+    # a topic's name only: no question mark or asking word, a few words, not "A and B" (either is asked)
+    bare = ("?" not in question and 0 < len(said) <= 6 and said[0] not in STOPWORDS
+            and not (_ASKING | {"and", "or", ",", "&"}).intersection(said))
     return [
         u.model_copy(update={"needed": True})
         if (i == 0 and action and u.text == action.group(1).lower() and u.weight == 1.0 and direction is None)
-        or _MODEL_KINDS & set(u.alternatives) else u
+        or _MODEL_KINDS & set(u.alternatives)
+        or (bare and i == len(units) - 1 and u.weight == 1.0 and u.text not in _HEAD_NOUNS_SAY_NOTHING
+            and not u.text.endswith(("er", "ers"))) else u  # "PDE solvers" are what "solves PDEs"
         for i, u in enumerate(units)
     ]
+
+
+# The head of a bare topic ("protein structure prediction": prediction) is what it names, unless it is
+# a word every such topic ends with ("diffusion models", "graph neural networks")
+_HEAD_NOUNS_SAY_NOTHING = frozenset("""models model networks network methods method approaches approach learning
+    systems system algorithms algorithms frameworks framework data setting settings problem problems task tasks""".split())
+# Words that ask (beside the stop words: "which", "how", "does" …) rather than name a topic
+_ASKING = frozenset("find list show give tell papers paper compare explain summarize describe".split())
 
 
 def read(question: str, search_text: str | None = None) -> Reading:
@@ -650,7 +664,7 @@ def read(question: str, search_text: str | None = None) -> Reading:
         # "propose new jailbreak attacks", "make sampling faster": a direction noun in the topic is
         # the direction too (the topic keeps the word)
         direction = next((_NOUN_DIRECTION[w] for w in topic_words if w in _NOUN_DIRECTION), None)
-    topic_units = _needed(_topic_units(topic_words), question, direction)
+    topic_units = _topic_units(topic_words)
     topic = None
     if topic_units:
         label = " ".join(("of " if u.part and not v.part else "") + u.text for v, u in zip([topic_units[0], *topic_units], topic_units))
@@ -674,4 +688,6 @@ def read(question: str, search_text: str | None = None) -> Reading:
         # "with RL" alone, or a setting only: it is the topic
         first = constraints.pop(0)
         topic = first.model_copy(update={"kind": "topic", "label": " ".join(u.text for u in first.units)})
+    if topic is not None:
+        topic = topic.model_copy(update={"units": _needed(topic.units, question, direction)})
     return Reading(asks=asks, topic=topic, constraints=constraints)
