@@ -276,6 +276,16 @@ def test_the_head_of_a_bare_topic_is_needed(topic: str, needed: list[str]) -> No
     assert [u.text for u in read(topic).topic.units if u.needed] == needed
 
 
+def test_words_the_stemmer_would_join_stay_apart() -> None:
+    """Snowball gives "transformers" the stem of "transformation" and "optimal" that of "optimizer"."""
+    assert stem("transformers") == stem("transformer") != stem("transformation")
+    assert stem("optimal") == stem("optimality") != stem("optimizers")
+    gt, bridge, stats = _pair(
+        ("Graph Transformers at Scale", ["We scale graph transformers to millions of nodes."]),
+        ("Bridges for Graph Transformation", ["We learn a diffusion bridge for graph transformation."]))
+    assert admit(read("graph transformers"), [gt, bridge], stats).admitted() == [1]
+
+
 def test_a_specific_word_is_not_met_by_its_wider_family() -> None:
     """"theorem proving" is not met by "math", "watermark" not by "detection", "compression" not by
     "fewer"; the wider word is still met by the specific one."""

@@ -38,12 +38,12 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from rag.store.locks import ProcessLock
-from rag.text.terms import BM25_TOKENIZER as TOKENIZER
-from rag.text.terms import bm25_tokens, stem_set
+from rag.text.terms import BM25_TOKENIZER, STEMS, bm25_tokens, stem_set
 
 logger = logging.getLogger(__name__)
 
 SCHEMA = "3"
+TOKENIZER = f"{BM25_TOKENIZER}/{STEMS}"  # BM25's terms and the word stems: another rebuilds them
 SQLITE_CACHE_KB = 256  # page cache of each thread's connection to a table
 
 
