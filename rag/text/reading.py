@@ -196,7 +196,8 @@ SOFT = frozenset(
     mitigates mitigating alleviate alleviates prevent prevents preventing counteract counteracts overcome
     overcomes tackle tackles resolve resolves combat combats reduce reduces reducing deal dealing cope
     coping fine-tune fine-tunes fine-tuning finetune finetunes finetuning tune tunes train trains learn learns
-    use uses apply applies improve improves improving enhance enhances boost boosts better""".split()
+    use uses apply applies improve improves improving enhance enhances boost boosts better struggle struggles
+    struggling hurt hurts compromise compromises""".split()
 )
 
 
