@@ -123,6 +123,12 @@ def add_eval_command(sub: Any) -> None:
         "hold the labelled papers (e.g. the 2,115 of ../shared/data/iclr2025/papers.jsonl)",
     )
     p.add_argument(
+        "--labels",
+        type=Path,
+        help="with --relevance: another file of judged questions in the same format (e.g. "
+        "evals/data/relevance_fresh.jsonl, 24 questions judged blind at stop 32)",
+    )
+    p.add_argument(
         "--conversations",
         action="store_true",
         help="only score chat follow-ups against evals/data/conversations.jsonl (multi-turn conversations "
@@ -165,7 +171,7 @@ def run_relevance(settings: Settings, args: argparse.Namespace, out: Any = None)
 
     from .relevance import load_labels, run, table
 
-    questions = load_labels()
+    questions = load_labels(args.labels) if getattr(args, "labels", None) else load_labels()
     if args.limit:
         questions = questions[: args.limit]
     probe = RAG(settings)

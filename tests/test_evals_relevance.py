@@ -11,6 +11,16 @@ from evals.relevance import LABELS, Listed, listed_of, load_labels, score
 QUESTIONS = load_labels()
 
 
+def test_the_fresh_set_reads_as_labels_and_the_cli_takes_it() -> None:
+    from rag.cli import build_parser
+
+    fresh = load_labels(LABELS.parent / "relevance_fresh.jsonl")
+    assert len(fresh) == 24 and sum(len(q.papers) for q in fresh) == 150
+    assert {j.relevant for q in fresh for j in q.papers.values()} == {"yes", "partly", "no"}
+    args = build_parser().parse_args(["eval", "--relevance", "--labels", "evals/data/relevance_fresh.jsonl"])
+    assert args.labels.name == "relevance_fresh.jsonl"
+
+
 def _first_sentences(pool: int = 8) -> dict[str, Listed]:
     """Known-bad: the first papers of each pool, quoted by a sentence the readers marked background."""
     out = {}
