@@ -11,12 +11,13 @@ from evals.relevance import LABELS, Listed, listed_of, load_labels, score
 QUESTIONS = load_labels()
 
 
-def test_the_fresh_set_reads_as_labels_and_the_cli_takes_it() -> None:
+def test_the_fresh_sets_read_as_labels_and_the_cli_takes_them() -> None:
     from rag.cli import build_parser
 
-    fresh = load_labels(LABELS.parent / "relevance_fresh.jsonl")
-    assert len(fresh) == 24 and sum(len(q.papers) for q in fresh) == 150
-    assert {j.relevant for q in fresh for j in q.papers.values()} == {"yes", "partly", "no"}
+    for name, papers in (("relevance_fresh.jsonl", 150), ("relevance_heldout.jsonl", 90)):
+        fresh = load_labels(LABELS.parent / name)
+        assert len(fresh) == 24 and sum(len(q.papers) for q in fresh) == papers
+        assert {j.relevant for q in fresh for j in q.papers.values()} == {"yes", "partly", "no"}
     args = build_parser().parse_args(["eval", "--relevance", "--labels", "evals/data/relevance_fresh.jsonl"])
     assert args.labels.name == "relevance_fresh.jsonl"
 
