@@ -280,6 +280,10 @@ def test_words_the_stemmer_would_join_stay_apart() -> None:
     """Snowball gives "transformers" the stem of "transformation" and "optimal" that of "optimizer"."""
     assert stem("transformers") == stem("transformer") != stem("transformation")
     assert stem("optimal") == stem("optimality") != stem("optimizers")
+    # a word made with -ize keeps apart from the word it is made from, in all its forms
+    assert stem("tokenization") == stem("tokenizer") == stem("tokenize") != stem("token")
+    assert stem("generalization") == stem("generalizes") != stem("general")
+    assert stem("noise") == "nois" and stem("memorizing") == stem("memorization") != stem("memory")
     gt, bridge, stats = _pair(
         ("Graph Transformers at Scale", ["We scale graph transformers to millions of nodes."]),
         ("Bridges for Graph Transformation", ["We learn a diffusion bridge for graph transformation."]))
