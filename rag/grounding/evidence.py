@@ -35,7 +35,7 @@ from rag.grounding.admission import (
 )
 from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
-from rag.text.query import QueryIntent, answer_shape, strip_frame
+from rag.text.query import QueryIntent, answer_shape, is_question, strip_frame
 from rag.text.reading import Reading, Unit, read
 from rag.text.roles import OWN
 from rag.text.terms import NEGATIONS, PROPOSAL_VERBS, TermStats, content_stems, entities, stem, words
@@ -186,17 +186,7 @@ def out_of_scope(question: str) -> str | None:
     return None
 
 
-_QUESTION_START = re.compile(
-    r"^\W*(?:which|what|how|why|who|whom|whose|when|where|is|are|was|were|does|do|did|has|have|can|could|"
-    r"name|list|in\s+which|on\s+which|exactly)\b",
-    re.I,
-)
 ASK_WORDS = 8  # a question asks for what its first words name ("Which GPU ...", "What learning rate ...")
-
-
-def is_question(text: str) -> bool:
-    """A question (wh-word, auxiliary verb or question mark), not a description of a paper."""
-    return bool(_QUESTION_START.search(text)) or text.rstrip().endswith("?")
 
 
 def asked_details(question: str) -> list[str]:

@@ -520,3 +520,15 @@ def parse(question: str, catalog: Catalog) -> QueryIntent:
         similar_to=similar_to,
         notes=notes,
     )
+
+
+_QUESTION_START = re.compile(
+    r"^\W*(?:which|what|how|why|who|whom|whose|when|where|is|are|was|were|does|do|did|has|have|can|could|"
+    r"name|list|in\s+which|on\s+which|exactly)\b",
+    re.I,
+)
+
+
+def is_question(text: str) -> bool:
+    """A question (wh-word, auxiliary verb or question mark), not a description of a paper."""
+    return bool(_QUESTION_START.search(text)) or text.rstrip().endswith("?")

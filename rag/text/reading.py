@@ -28,6 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from rag.text.query import is_question
 from rag.text.terms import FRAMING, PROPOSAL_VERBS, STOPWORDS, compounds, stem, words
 
 Asks = Literal["method", "reason", "finding", "benchmark", "theory", "comparison", "papers"]
@@ -519,9 +520,9 @@ def _needed(units: list[Unit], question: str, direction: str | None) -> list[Uni
         return units
     action = _ACTION.match(question)
     said = question.lower().replace(",", " , ").split()
-    # a topic's name only: no question mark or asking word, a few words, not "A and B" (either is asked)
-    bare = ("?" not in question and 0 < len(said) <= 6 and said[0] not in STOPWORDS
-            and not (_ASKING | {"and", "or", ",", "&"}).intersection(said))
+    # a topic's name only: not a question, a few words, no "papers", not "A and B" (either is asked)
+    bare = (not is_question(question) and 0 < len(said) <= 6 and said[0] not in STOPWORDS
+            and not (FRAMING | {"and", "or", ",", "&"}).intersection(said))
     return [
         u.model_copy(update={"needed": True})
         if (i == 0 and action and u.text == action.group(1).lower() and u.weight == 1.0 and direction is None)
@@ -534,10 +535,8 @@ def _needed(units: list[Unit], question: str, direction: str | None) -> list[Uni
 
 # The head of a bare topic ("protein structure prediction": prediction) is what it names, unless it is
 # a word every such topic ends with ("diffusion models", "graph neural networks")
-_HEAD_NOUNS_SAY_NOTHING = frozenset("""models model networks network methods method approaches approach learning
-    systems system algorithms algorithms frameworks framework data setting settings problem problems task tasks""".split())
-# Words that ask (beside the stop words: "which", "how", "does" …) rather than name a topic
-_ASKING = frozenset("find list show give tell papers paper compare explain summarize describe".split())
+_HEAD_NOUNS_SAY_NOTHING = _GENERIC_HEADS | frozenset("""models model networks network methods method approaches
+    approach learning systems system algorithms algorithm frameworks framework""".split())
 
 
 def read(question: str, search_text: str | None = None) -> Reading:
