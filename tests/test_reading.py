@@ -100,6 +100,15 @@ def test_sentence_roles_follow_the_plan_of_an_abstract() -> None:
     assert sentence_roles(sents, "SafeDecode: Safe Decoding") == [r for _, r in ABSTRACT_ROLES]
 
 
+def test_the_fields_our_is_not_the_papers_own() -> None:
+    roles = sentence_roles([
+        "Grokking is a surprising phenomenon that has challenged our understanding of deep learning.",
+        "It is still not clear why generalization is delayed.",
+        "In this work we argue that grokking pushes models to the edge of numerical stability.",
+    ], "Grokking at the Edge of Numerical Stability")
+    assert roles[0] != "contribution" and roles[2] == "contribution"
+
+
 def test_code_as_a_subject_is_not_an_outlook() -> None:
     sents = ["Code models are evaluated on stale problems.",
              "We propose LiveBench-Code, a contamination-free evaluation of code models.",

@@ -27,8 +27,9 @@ ROLES: tuple[Role, ...] = ("background", "gap", "contribution", "method", "resul
 OWN: frozenset[str] = frozenset({"contribution", "method", "result"})
 
 _SELF = re.compile(
-    # "we need better methods", "as we all know": the field's "we", not the paper's
-    r"\b(?:we(?!\s+(?:need|must|should|all|humans?|often|usually|typically|know|live)\b)|our|ours|us|"
+    # "we need better methods", "as we all know", "challenged our understanding": the field's "we", not the paper's
+    r"\b(?:we(?!\s+(?:need|must|should|all|humans?|often|usually|typically|know|live)\b)|"
+    r"our(?!\s+(?:understanding|lives|daily|everyday|society|world)\b)|ours|us|"
     r"this\s+(?:paper|work|study|article|manuscript|submission|note)|"
     r"in\s+this\s+(?:paper|work|study)|here,?\s+we|the\s+proposed|the\s+present\s+(?:paper|work))\b",
     re.I,
