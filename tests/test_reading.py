@@ -293,6 +293,7 @@ def test_words_the_stemmer_would_join_stay_apart() -> None:
     assert stem("tokenization") == stem("tokenizer") == stem("tokenize") != stem("token")
     assert stem("generalization") == stem("generalizes") != stem("general")
     assert stem("noise") == "nois" and stem("memorizing") == stem("memorization") != stem("memory")
+    assert stem("grokking") == stem("grok") == stem("grokked")
     gt, bridge, stats = _pair(
         ("Graph Transformers at Scale", ["We scale graph transformers to millions of nodes."]),
         ("Bridges for Graph Transformation", ["We learn a diffusion bridge for graph transformation."]))

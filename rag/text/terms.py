@@ -121,11 +121,12 @@ def compounds(text: str) -> list[str]:
 # The same for a verb made with -ize and the word it is made from: Snowball gives "tokenization" the
 # stem of "token", "generalization" that of "general", "localization" that of "local"; such a word
 # keeps the stem with "iz" added ("tokeniz", "generaliz", "localiz") in all its forms.
+# Snowball also leaves "grokking" as "grokk" (it undoubles only bb dd ff gg mm nn pp rr tt).
 _OWN_STEM = {"transformer": "transformer", "transformers": "transformer", "optimal": "optimal",
-             "optimally": "optimal", "optimality": "optimal"}
+             "optimally": "optimal", "optimality": "optimal", "grokking": "grok", "grokked": "grok"}
 _MADE_WITH_IZE = re.compile(
     r"^([a-z]{3,}?)(?:ization|izations|isation|isations|izing|ising|izer|izers|iser|isers|ized|ised|izes|ises|ize|ise)$")
-STEMS = "snowball-en+own-2"
+STEMS = "snowball-en+own-3"
 
 
 @lru_cache(maxsize=200_000)
