@@ -3,15 +3,18 @@ word pieces embedded, achieved GFLOP/s against the same cores' measured fp32 GEM
 
 Configurations (RAG_INGEST__* settings):
   embedded          windows embedded whole, no sentence vectors (the product before sentence vectors)
-  embedded+sent     windows embedded whole, each sentence's vector pooled from the same pass (the default)
-  composed          each title and sentence embedded once; windows composed from them
+  embedded+sent     windows embedded whole, each sentence's vector pooled from the same pass
+  late              each paper read in as few passes as fit, windows and sentences pooled from
+                    them (the default)
+  before            embedded+sent in batches of 64 texts whatever their length (stop 32's
+                    default; with --cpu native-bf16 on a CPU with native bf16)
 
-`--cpu avx2` runs every configuration as on a CPU without AVX-512 or native bf16
-(ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, FBGEMM_ENABLE_INSTRUCTIONS=AVX2, and int8 dense
-layers, which is what `precision=auto` chooses without native bf16); `--cpu avx2-fp32` the same in
-float32 (the choice before int8). Example (all 2,115 papers, three CPU kinds):
+`--cpu native` runs in the precision `auto` picks here (int8 dense layers on any AVX2 CPU),
+`native-bf16` in bfloat16 autocast (the choice before where bf16 is native); `--cpu avx2` as on a
+CPU without AVX-512 or native bf16 (ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2,
+FBGEMM_ENABLE_INSTRUCTIONS=AVX2; int8), `avx2-fp32` the same in float32. Example (all 2,115 papers):
 
-    .venv/bin/python benchmarks/bench_ingest.py --cpu native,avx2,avx2-fp32
+    .venv/bin/python benchmarks/bench_ingest.py --configs late,embedded+sent --cpu native,native-bf16,avx2
 """
 
 from __future__ import annotations
@@ -31,13 +34,17 @@ SHARED = REPO.parent / "shared"
 CONFIGS = {
     "embedded": {"RAG_INGEST__WINDOW_VECTORS": "embedded", "RAG_INGEST__SENTENCE_VECTORS": "false"},
     "embedded+sent": {"RAG_INGEST__WINDOW_VECTORS": "embedded", "RAG_INGEST__SENTENCE_VECTORS": "true"},
-    "composed": {"RAG_INGEST__WINDOW_VECTORS": "composed", "RAG_INGEST__SENTENCE_VECTORS": "true"},
+    "late": {"RAG_INGEST__WINDOW_VECTORS": "late", "RAG_INGEST__SENTENCE_VECTORS": "true"},
+    # stop 32's default: embedded+sent in batches of 64 texts whatever their length
+    "before": {"RAG_INGEST__WINDOW_VECTORS": "embedded", "RAG_INGEST__SENTENCE_VECTORS": "true",
+               "RAG_EMBEDDING__BATCH_TOKENS": "65536"},
 }
 # The precision is named explicitly, so each row says what it measured (under the AVX2 caps oneDNN
 # reports no native bf16, and `auto` picks int8).
 AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "FBGEMM_ENABLE_INSTRUCTIONS": "AVX2"}
 CPUS = {
     "native": {},
+    "native-bf16": {"RAG_EMBEDDING__PRECISION": "bfloat16"},
     "avx2": {**AVX2, "RAG_EMBEDDING__PRECISION": "int8"},
     "avx2-fp32": {**AVX2, "RAG_EMBEDDING__PRECISION": "float32"},
 }
@@ -59,20 +66,19 @@ def _worker(corpus: Path, papers: int, store: Path) -> dict[str, float]:
     cpu0, t0 = time.process_time(), time.perf_counter()
     report = rag.ingest([subset], progress=False)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    # word pieces the encoder read (counted after the timing): every chunk text, or for composed
-    # windows every title and sentence once
-    from rag.ingest.build import Chunker
+    # word pieces the encoder read (counted after the timing): every chunk text, or for late
+    # vectors every title alone and every pass
+    from rag.ingest.build import Chunker, late_passes
     from rag.ingest.corpus import load_papers
-    from rag.text.citations import abstract_sentences
 
     chunker = Chunker.for_model(rag.embed_model, rag.settings.ingest)
-    texts: list[str] = []
-    for paper in load_papers(subset).papers:
-        if chunker.composed:
-            texts += [paper.title, *abstract_sentences(paper.abstract)]
-        else:
-            texts += [c.embed_text for c in chunker.chunks(paper)]
     tokenizer = rag.embed_model.tokenizer
+    texts: list[str] = []
+    stored = load_papers(subset).papers
+    if chunker.vectors == "late":
+        texts = [p.title for p in stored] + late_passes(stored, tokenizer, rag.embed_model.max_length)[1]
+    else:
+        texts = [c.embed_text for paper in stored for c in chunker.chunks(paper)]
     pieces = sum(sum(e.attention_mask) for e in tokenizer.encode_batch(texts))
     # the fp32 GEMM rate of these cores at the encoder's shapes (tokens x 384 @ 384 x 1536)
     a, b = torch.randn(4096, 384), torch.randn(384, 1536)

