@@ -148,7 +148,7 @@ def test_a_failed_ingest_leaves_table_and_store_as_they_were(store: Path, tmp_pa
     before_stamp = rag.store.current_table().stamp()
     embed = rag.embed_model
     calls = {"n": 0}
-    real = embed.embed_with_spans  # what ingest embeds windows (and their sentences) with
+    real = embed.span_sums  # what ingest reads each paper (its windows and sentences) with
 
     def failing(*args: Any, **kw: Any) -> Any:
         calls["n"] += 1
@@ -156,13 +156,13 @@ def test_a_failed_ingest_leaves_table_and_store_as_they_were(store: Path, tmp_pa
             raise RuntimeError("the embedding model fell over")
         return real(*args, **kw)
 
-    object.__setattr__(embed, "embed_with_spans", failing)
+    object.__setattr__(embed, "span_sums", failing)
     new = _new_papers(5)
     try:
         with pytest.raises(RuntimeError, match="fell over"):
             rag.ingest([write_jsonl(tmp_path / "new.jsonl", new)], progress=False)
     finally:
-        object.__setattr__(embed, "embed_with_spans", real)
+        object.__setattr__(embed, "span_sums", real)
     table = rag.store.current_table()
     assert scans == []  # the table matched the store after the failure: nothing to rebuild
     assert table.stamp() != before_stamp and table.count() == 21  # the first batch (2 papers) is in both

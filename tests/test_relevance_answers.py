@@ -283,3 +283,24 @@ def test_a_list_quotes_what_each_paper_proposes(full_rag) -> None:
     bijection = full_rag.ask("Which papers propose new jailbreak attacks on language models?")
     [endless] = [it for it in bijection.items if it.title.startswith("Endless Jailbreaks")]
     assert any("we introduce bijection learning" in s for s in endless.sentences), endless.sentences
+
+
+@pytest.mark.parametrize(("title", "abstract", "faster"), [
+    ("MotionAura: Generating Motion Consistent Videos using Discrete Diffusion",
+     "Video generation is hard. We present MotionAura, a text-to-video framework. It leverages LoRA for "
+     "parameter-efficient fine-tuning.", False),  # efficient in parameters, not in time
+    ("SlowFast-VGen: Slow-Fast Learning for Long Video Generation",
+     "Long videos are hard. We introduce SlowFast-VGen, a novel dual-speed learning system.", False),
+    ("Data-Efficient Video Diffusion", "Videos need data. We propose a data efficient diffusion recipe.", False),
+    ("Fast Video Diffusion", "Sampling is slow. We propose a distillation that makes video diffusion 10x faster.", True),
+    ("Efficient Video Diffusion", "Sampling is costly. We propose an efficient sampler for video diffusion.", True),
+])
+def test_faster_or_cheaper_is_not_met_by_another_resources_efficiency(title, abstract, faster) -> None:
+    """"Which papers accelerate video diffusion models?": a parameter-, data- or label-efficient method,
+    or a "dual-speed" system, does not make anything faster."""
+    from rag.grounding.admission import states_direction
+    from rag.text.reading import read
+
+    facets = [f for f in read("Which papers accelerate video diffusion models?").constraints if f.kind == "direction"]
+    assert len(facets) == 1 and facets[0].label == "must make it faster or cheaper"
+    assert states_direction(_paper(title, abstract), facets[0].units) == float(faster)

@@ -276,13 +276,26 @@ def _theirs(toks: Sequence[str], i: int) -> bool:
     return toks[i].endswith(NAME_SUFFIXES) and not PROPOSING.intersection(toks[max(0, i - 3) : i])
 
 
-def own_mentions(text: str, alts: Sequence[tuple[str, ...]]) -> bool:
-    """Whether the text states one of the phrasings as its own action (`_theirs` says when not)."""
+# Words that, just before "efficient" or "speed", name another resource than time: a
+# "parameter-efficient" or "data-efficient" method, a "dual-speed" system, is not a faster one.
+_OTHER_RESOURCE = {
+    "accelerate": (frozenset(stem(w) for w in ("efficient", "efficiency", "speed", "fast")),
+                   frozenset(stem(w) for w in ("parameter", "parameters", "data", "sample", "samples", "label",
+                                               "labels", "annotation", "dual", "slow"))),
+}
+
+
+def own_mentions(text: str, alts: Sequence[tuple[str, ...]], family: str = "") -> bool:
+    """Whether the text states one of the phrasings as its own action (`_theirs` says when not; for
+    a direction `family`, `_OTHER_RESOURCE` says when a word means another resource)."""
     toks = [stem(w) for w in words(text)]
+    weak, others = _OTHER_RESOURCE.get(family, (frozenset(), frozenset()))
     for alt in alts:
         n = len(alt)
         for i in range(len(toks) - n + 1):
             if all(_is(t, w) for t, w in zip(toks[i : i + n], alt)) and not _theirs(toks, i):
+                if n == 1 and alt[0] in weak and i and toks[i - 1] in others:
+                    continue
                 return True
     return False
 
@@ -305,7 +318,7 @@ def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:
     if opposite and any(own_mentions(t, opposite) for t in first) and not any(own_mentions(t, alts) for t in first):
         return 0.0  # "RobustKV: Defending ... against Jailbreak Attacks" is no attack paper
     texts = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r in DIRECTION_ROLES]
-    return 1.0 if any(own_mentions(t, alts) for t in texts) else 0.0
+    return 1.0 if any(own_mentions(t, alts, family) for t in texts) else 0.0
 
 
 def contribution_kind(paper: PaperText) -> str:
