@@ -304,3 +304,23 @@ def test_faster_or_cheaper_is_not_met_by_another_resources_efficiency(title, abs
     facets = [f for f in read("Which papers accelerate video diffusion models?").constraints if f.kind == "direction"]
     assert len(facets) == 1 and facets[0].label == "must make it faster or cheaper"
     assert states_direction(_paper(title, abstract), facets[0].units) == float(faster)
+
+
+@pytest.mark.parametrize(("abstract", "plays"), [
+    ("We study large language models as optimizers for prompts.", True),
+    ("We propose OPRO, which uses LLMs as an optimizer of black-box objectives.", True),
+    ("We introduce an LLM-based optimizer for combinatorial problems.", True),
+    ("We propose HiZOO, a zeroth-order optimizer for fine-tuning LLMs.", False),  # an optimizer for LLMs
+    ("We cast the alignment of LLMs as an optimization problem.", False),  # stems would say "as optim"
+])
+def test_use_a_as_b_needs_a_to_play_b_in_the_papers_words(abstract: str, plays: bool) -> None:
+    """"Which papers use LLMs as optimizers?": a paper must say the LLM is the optimizer, not name both."""
+    from rag.grounding.admission import states_role
+    from rag.text.reading import read
+
+    roles = [f for f in read("Which papers use LLMs as optimizers?").constraints if f.kind == "role"]
+    assert [f.text for f in roles] == ["llms as optimizers"]
+    assert states_role(_paper("A paper", "Optimization matters. " + abstract), roles[0].text) == float(plays)
+    # several roles ("as priors, reward designers or guidance") are alternatives: no role is required
+    assert not [f for f in read("Which papers use LLMs as priors, reward designers or guidance for RL?").constraints
+                if f.kind == "role"]

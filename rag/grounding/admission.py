@@ -321,6 +321,26 @@ def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:
     return 1.0 if any(own_mentions(t, alts, family) for t in texts) else 0.0
 
 
+def _forms(word: str) -> str:
+    """A noun's singular and plural as a regex alternation ("optimizers" → optimizer|optimizers)."""
+    one = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+    return f"{re.escape(one)}|{re.escape(one)}s|{re.escape(one)}es"
+
+
+def states_role(paper: PaperText, role: str) -> float:
+    """1.0 when the paper says that A plays the role B ("A as B" of the reading): "… as (an) B",
+    "A-as-a-B", "A-based / -driven / -powered B", in its title or any sentence; else 0.0. Words,
+    not stems: "formulated as an optimization problem" is no optimizer."""
+    a, _, b = role.partition(" as ")
+    who, what = _forms(a), _forms(b)
+    pattern = re.compile(
+        rf"\bas\s+(?:an?\s+|the\s+)?(?:{what})\b|\b(?:{who})[\s-]+as[\s-]+(?:an?[\s-]+)?(?:{what})\b|"
+        rf"\b(?:{who})[\s-]+(?:based|driven|powered|guided)\s+(?:{what})\b",
+        re.I,
+    )
+    return 1.0 if any(pattern.search(t) for t in [paper.source.title, *paper.sentences]) else 0.0
+
+
 def contribution_kind(paper: PaperText) -> str:
     """What the paper mainly contributes, read from its title and first contribution sentence:
     "benchmark" (a benchmark or dataset of its own: "RM-Bench", "we introduce X, a benchmark"),
@@ -353,6 +373,8 @@ def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, li
     for facet, units in constraints:
         if facet.kind == "direction":
             value = states_direction(paper, units)
+        elif facet.kind == "role":
+            value = states_role(paper, facet.text)
         else:  # a setting is often set up in the background; a technique is what the paper does
             value = share(units, every if facet.kind == "setting" else paper.own_regions())
         j.constraints.append(value)

@@ -32,7 +32,7 @@ from rag.text.query import is_question
 from rag.text.terms import FRAMING, PROPOSAL_VERBS, STOPWORDS, compounds, stem, words
 
 Asks = Literal["method", "reason", "finding", "benchmark", "theory", "comparison", "papers"]
-FacetKind = Literal["topic", "technique", "setting", "direction"]
+FacetKind = Literal["topic", "technique", "setting", "direction", "role"]
 
 # Families of phrasings that say the same thing in abstracts. A question word in a family is met by
 # any member; multi-word members must occur in one sentence. General ML vocabulary, not examples.
@@ -506,6 +506,15 @@ def _topic_units(topic_words: list[str]) -> list[Unit]:
 
 
 # "Which papers watermark images …": the verb after "papers" is what every listed paper does
+# "use LLMs as optimizers": the question asks for papers where A plays the role B, which a paper
+# says as "LLMs as optimizers", "LLM-as-a-judge" or "an LLM-based optimizer"; naming both ("an
+# optimizer for LLMs") is not it. One role word only: "as priors, reward designers or guidance" lists
+# alternatives, each of which would do.
+_ROLE = re.compile(
+    r"\b(?:use|uses|using|treat|treats|treating|employ|employs|employing|leverage|leverages|leveraging)\s+"
+    r"(?:[\w-]+\s+){0,3}?([\w-]+)\s+as\s+(?:an?\s+|the\s+)?([a-z][\w-]*)\s*(?:[?.!]|$|(?:for|in|to|on|when|with)\b)",
+    re.I,
+)
 _ACTION = re.compile(r"^\s*(?:which|what)\s+(?:papers|works|studies|methods|approaches)\s+([a-z][\w-]*)", re.I)
 # The kinds of model a topic can name, which its papers always name too ("align LLMs", "LLM agents")
 _MODEL_KINDS = {(stem("llm"),), (stem("vlm"),), (stem("diffusion"),)}
@@ -690,4 +699,9 @@ def read(question: str, search_text: str | None = None) -> Reading:
         topic = first.model_copy(update={"kind": "topic", "label": " ".join(u.text for u in first.units)})
     if topic is not None:
         topic = topic.model_copy(update={"units": _needed(topic.units, question, direction)})
+        role = _ROLE.search(clean(question))
+        if role and role.group(2).lower() in {u.text for u in topic.units}:
+            a, b = role.group(1).lower(), role.group(2).lower()
+            constraints.append(Facet(kind="role", text=f"{a} as {b}", label=f"{a} as {b}",
+                                     units=[Unit(text=b, alternatives=[(stem(b),)])]))
     return Reading(asks=asks, topic=topic, constraints=constraints)
