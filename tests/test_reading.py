@@ -401,3 +401,21 @@ def test_an_acronym_a_paper_defines_as_something_else_does_not_count() -> None:
     stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (member, inversion))
     adm = admit(read("Which papers defend against membership inference attacks?"), [member, inversion], stats)
     assert adm.admitted() == [1] and not adm.judgements[2].on_topic  # "MIAs" in its own sense
+
+
+def test_search_frames_a_question_only_where_it_starts() -> None:
+    """"Search for papers on X" asks about X; "learn to search", "neural architecture search" are topics."""
+    assert "search" in read("Why do transformers struggle to learn to search?").note()
+    assert read("Search for papers on neural architecture search").note() == "neural architecture search"
+    assert strip_frame("Why do transformers struggle to learn to search?").endswith("search")
+    assert strip_frame("Search for papers on diffusion models") == "diffusion models"
+
+
+def test_a_needed_word_is_stated_as_the_papers_own() -> None:
+    """A word every listed paper must state is not stated by "unlike existing watermarks"."""
+    from rag.grounding.admission import PaperText
+
+    paper = PaperText.of(Source(number=1, paper_id="p", title="Robust image hashing", score=1.0,
+                                text="Unlike existing watermarks, we hash images. Our hash survives cropping."))
+    assert any(stem("watermarks") in r.stems for r in paper.regions(None))
+    assert not any(stem("watermarks") in r.stems for r in paper.stated_regions())

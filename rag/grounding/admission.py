@@ -61,6 +61,7 @@ class PaperText:
     sentence_regions: list[Region]
     title: Region
     _own: list[Region] | None = field(default=None, repr=False)
+    _stated: list[Region] | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, source: Source) -> PaperText:
@@ -87,6 +88,12 @@ class PaperText:
         if self._own is None:
             self._own = [self.title] + [own_region(s) for s, r in zip(self.sentences, self.roles) if r in OWN]
         return self._own
+
+    def stated_regions(self) -> list[Region]:
+        """The title and every sentence without the words someone else owns (`own_region`)."""
+        if self._stated is None:
+            self._stated = [self.title] + [own_region(s) for s in self.sentences]
+        return self._stated
 
     def regions(self, roles: frozenset[str] | None) -> list[Region]:
         """The title and the sentences with one of `roles` (None: every sentence)."""
@@ -432,7 +439,9 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     for n, p in papers.items():
         own = defined[n]
         j = judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints])
-        lacking = [u.text for u in needed if not met(u, p.regions(None))] if j.on_topic else []
+        # stated as the paper's own, in any sentence: not "methods that do not employ look-ahead
+        # search", "unlike existing watermarks" (`_theirs`)
+        lacking = [u.text for u in needed if not met(u, p.stated_regions())] if j.on_topic else []
         if lacking:
             j.missing += list(dict.fromkeys(lacking))
             j.admitted, j.related = False, True

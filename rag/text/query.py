@@ -44,7 +44,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from rag.settings import DECISIONS
-from rag.text.terms import STOPWORDS, content_stems, stem, word_spans
+from rag.text.terms import LEADING_FRAME, STOPWORDS, content_stems, stem, word_spans
 
 
 class QueryIntent(BaseModel):
@@ -440,7 +440,7 @@ def _similar_cue(low: list[str]) -> tuple[int, int] | None:
 # "What is", "at ICLR 2025?"): left out of the text that is searched, so "What is LIRS?" searches "LIRS".
 _FRAME = frozenset(
     """what which who whom how is are was were does do did can could would should will tell me us about
-    give list show find search any some there papers paper work works study studies studied research
+    give list show find any some there papers paper work works study studies studied research
     iclr 2025 at in the a an of on for from that this these those propose proposes proposed introduce
     introduces recent new novel i we you please explain describe summarize summarise overview""".split()
 )
@@ -457,7 +457,7 @@ def strip_frame(text: str) -> str:
         a, b = spans[k]
         return text[b : b + 1] == "-" or (a > 0 and text[a - 1] == "-")
 
-    while i < j and words[i] in _FRAME and not joined(i):
+    while i < j and (words[i] in _FRAME or words[i] in LEADING_FRAME) and not joined(i):
         i += 1
     while j > i and words[j - 1] in _FRAME and not joined(j - 1):
         j -= 1

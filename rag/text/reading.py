@@ -29,7 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rag.text.query import is_question
-from rag.text.terms import FRAMING, PROPOSAL_VERBS, STOPWORDS, compounds, stem, words
+from rag.text.terms import FRAMING, LEADING_FRAME, PROPOSAL_VERBS, STOPWORDS, compounds, stem, words
 
 Asks = Literal["method", "reason", "finding", "benchmark", "theory", "comparison", "papers"]
 FacetKind = Literal["topic", "technique", "setting", "direction", "role"]
@@ -169,7 +169,7 @@ _AT_SETTING = {"time", "inference", "test", "training", "scale", "deployment", "
 _BOUNDARY = {"that", "which", "who", "whose", "where", "and", "while", "whereas"}
 _FRAME_EXTRA = frozenset(
     """which what how why who whom whose when where does do did is are was were can could would should
-    will tell me us about give list show find search any some there papers paper work works study studies
+    will tell me us about give list show find any some there papers paper work works study studies
     research iclr 2025 propose proposes proposed introduce introduces recent new novel i we you please
     explain describe summarize summarise overview ones one approaches approach methods method techniques
     technique ways way exist existing used best good latest others other kind kinds recent recently
@@ -468,7 +468,8 @@ def _asks(question: str) -> Asks:
 
 def _strip_frame(words: list[str]) -> list[str]:
     i, j = 0, len(words)
-    while i < j and (words[i] in _FRAME_EXTRA or words[i] in STOPWORDS or words[i] in ",/") and words[i] not in _SETTING | _TECHNIQUE:
+    while i < j and (words[i] in _FRAME_EXTRA | LEADING_FRAME or words[i] in STOPWORDS or words[i] in ",/") \
+            and words[i] not in _SETTING | _TECHNIQUE:
         i += 1
     while j > i and (words[j - 1] in _FRAME_EXTRA or words[j - 1] in STOPWORDS or words[j - 1] in ",/"):
         j -= 1

@@ -63,6 +63,9 @@ FRAMING = frozenset(
     discuss discusses discussed overview summary summarize summarise there exist exists existing
     anything something someone please help way ways etc e g ie""".split()
 )
+# Words that frame a question only where it starts ("Search for papers on …"); inside or at the end
+# of a question they are its topic ("learn to search", "neural architecture search").
+LEADING_FRAME = frozenset({"search", "searching"})
 
 NEGATIONS = frozenset(
     "not no never cannot can't don't doesn't isn't aren't won't without fail fails failed unable "
