@@ -269,8 +269,9 @@ def test_the_verb_after_papers_is_what_every_listed_paper_does() -> None:
     assert compress.needed and {(stem("pruning"),), (stem("eviction"),)} <= set(compress.alternatives)
     assert (stem("quantization"),) not in read("Which papers prune LLMs?").topic.units[0].alternatives
     # the kind of model a topic names is needed too: an RL paper on embodied agents is no "LLM agents" paper
+    # (and the head of the noun phrase a list question names: "agents")
     assert [(u.text, u.needed) for u in read("Which papers train LLM agents with RL?").topic.units] == [
-        ("train", False), ("llm", True), ("agents", False)]
+        ("train", False), ("llm", True), ("agents", True)]
 
 
 @pytest.mark.parametrize(("topic", "needed"), [
@@ -283,6 +284,17 @@ def test_the_verb_after_papers_is_what_every_listed_paper_does() -> None:
 ])
 def test_the_head_of_a_bare_topic_is_needed(topic: str, needed: list[str]) -> None:
     assert [u.text for u in read(topic).topic.units if u.needed] == needed
+
+
+@pytest.mark.parametrize(("question", "needed"), [
+    # a list question's topic named as a noun phrase: its head too ("MLLM benchmarks" are no agent benchmarks)
+    ("Which papers propose benchmarks for multimodal LLM agents?", ["multimodal", "llm", "agents"]),
+    ("Which papers protect user privacy in federated learning?", ["privacy"]),
+    ("Which papers estimate uncertainty of LLM answers?", ["estimate", "llm"]),  # "A of B": not one phrase
+    ("Which papers study task arithmetic and model merging?", []),  # either part
+])
+def test_the_head_of_a_list_questions_topic_is_needed(question: str, needed: list[str]) -> None:
+    assert [u.text for u in read(question).topic.units if u.needed] == needed
 
 
 def test_words_the_stemmer_would_join_stay_apart() -> None:

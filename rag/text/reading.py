@@ -524,8 +524,9 @@ _MODEL_KINDS = {(stem("llm"),), (stem("vlm"),), (stem("diffusion"),)}
 def _needed(units: list[Unit], question: str, direction: str | None) -> list[Unit]:
     """The topic's units, those every listed paper must state marked `needed` (a topic of two or more
     units only): the verb after "Which papers" when it is the question's own action (not a general
-    verb, not a direction such as "defend"), and the kind of model it names (LLMs, VLMs), which
-    weighs little by rarity but which no paper on another kind of model answers."""
+    verb, not a direction such as "defend"), the kind of model it names (LLMs, VLMs), which
+    weighs little by rarity but which no paper on another kind of model answers, and the head of
+    the noun phrase a bare topic or a list question names ("multimodal LLM agents": agents)."""
     if len(units) < 2:
         return units
     action = _ACTION.match(question)
@@ -533,11 +534,14 @@ def _needed(units: list[Unit], question: str, direction: str | None) -> list[Uni
     # a topic's name only: not a question, a few words, no "papers", not "A and B" (either is asked)
     bare = (not is_question(question) and 0 < len(said) <= 6 and said[0] not in STOPWORDS
             and not (FRAMING | {"and", "or", ",", "&"}).intersection(said))
+    # a list question's topic named as one noun phrase ("benchmarks for multimodal LLM agents"), not
+    # "A of B" (parts) nor "A and B": its head is needed as a bare topic's is
+    phrase = bare or (bool(action) and not any(u.part for u in units) and not {"and", "or", ","} & set(said))
     return [
         u.model_copy(update={"needed": True})
         if (i == 0 and action and u.text == action.group(1).lower() and u.weight == 1.0 and direction is None)
         or _MODEL_KINDS & set(u.alternatives)
-        or (bare and i == len(units) - 1 and u.weight == 1.0 and u.text not in _HEAD_NOUNS_SAY_NOTHING
+        or (phrase and i == len(units) - 1 and u.weight == 1.0 and u.text not in _HEAD_NOUNS_SAY_NOTHING
             and not u.text.endswith(("er", "ers"))) else u  # "PDE solvers" are what "solves PDEs"
         for i, u in enumerate(units)
     ]
