@@ -119,6 +119,9 @@ class EmbeddingSettings(_Group):
     )
 
 
+WindowVectors = Literal["late", "embedded"]
+
+
 class IngestSettings(_Group):
     window_sentences: int = Field(
         3,
@@ -130,7 +133,7 @@ class IngestSettings(_Group):
     window_stride: int = Field(
         2, ge=1, le=50, description="Sentences from one window's start to the next (overlap = window - stride)."
     )
-    window_vectors: Literal["late", "embedded"] = Field(
+    window_vectors: WindowVectors = Field(
         "late",
         description="late: each paper is read in as few passes as the model's input limit allows (title + "
         "as many sentences as fit, usually one or two), and a window's vector is the mean of its title's and "

@@ -16,6 +16,7 @@ Everything here is lexical: it runs on every retrieved candidate before any sent
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -334,17 +335,22 @@ def _forms(word: str) -> str:
     return f"{re.escape(one)}|{re.escape(one)}s|{re.escape(one)}es"
 
 
-def states_role(paper: PaperText, role: str) -> float:
-    """1.0 when the paper says that A plays the role B ("A as B" of the reading): "… as (an) B",
-    "A-as-a-B", "A-based / -driven / -powered B", in its title or any sentence; else 0.0. Words,
-    not stems: "formulated as an optimization problem" is no optimizer."""
+@functools.lru_cache(maxsize=64)
+def _role_pattern(role: str) -> re.Pattern[str]:
     a, _, b = role.partition(" as ")
     who, what = _forms(a), _forms(b)
-    pattern = re.compile(
+    return re.compile(
         rf"\bas\s+(?:an?\s+|the\s+)?(?:{what})\b|\b(?:{who})[\s-]+as[\s-]+(?:an?[\s-]+)?(?:{what})\b|"
         rf"\b(?:{who})[\s-]+(?:based|driven|powered|guided)\s+(?:{what})\b",
         re.I,
     )
+
+
+def states_role(paper: PaperText, role: str) -> float:
+    """1.0 when the paper says that A plays the role B ("A as B" of the reading): "… as (an) B",
+    "A-as-a-B", "A-based / -driven / -powered B", in its title or any sentence; else 0.0. Words,
+    not stems: "formulated as an optimization problem" is no optimizer."""
+    pattern = _role_pattern(role)
     return 1.0 if any(pattern.search(t) for t in [paper.source.title, *paper.sentences]) else 0.0
 
 

@@ -14,7 +14,7 @@ from llama_index.core.schema import MetadataMode, TextNode
 from llama_index.core.vector_stores.utils import node_to_metadata_dict
 
 from rag.ingest.corpus import Paper
-from rag.settings import IngestSettings
+from rag.settings import IngestSettings, WindowVectors
 from rag.store.chroma import PaperStore
 from rag.store.vectors import unit_rows
 from rag.text.chunking import Chunk, TokenCounter, paper_chunks, scheme, token_counter
@@ -66,12 +66,12 @@ class Chunker:
     stride: int
     count: TokenCounter
     max_tokens: int
-    vectors: str = "embedded"  # how window vectors are made (IngestSettings.window_vectors)
+    vectors: WindowVectors = "embedded"  # how window vectors are made (IngestSettings.window_vectors)
 
     @classmethod
     def for_model(cls, embed_model: BaseEmbedding, cfg: IngestSettings) -> Chunker:
         count, limit = token_counter(embed_model)
-        vectors = cfg.window_vectors
+        vectors: WindowVectors = cfg.window_vectors
         if vectors != "embedded" and not hasattr(embed_model, "span_sums"):
             logger.info("%s shows no token states: windows are embedded whole", type(embed_model).__name__)
             vectors = "embedded"

@@ -512,7 +512,7 @@ def _topic_units(topic_words: list[str]) -> list[Unit]:
 # optimizer for LLMs") is not it. One role word only: "as priors, reward designers or guidance" lists
 # alternatives, each of which would do.
 _ROLE = re.compile(
-    r"\b(?:use|uses|using|treat|treats|treating|employ|employs|employing|leverage|leverages|leveraging)\s+"
+    rf"\b(?:{'|'.join(sorted(_TECHNIQUE - {'with', 'via', 'through'}))}|treat|treats|treating)\s+"
     r"(?:[\w-]+\s+){0,3}?([\w-]+)\s+as\s+(?:an?\s+|the\s+)?([a-z][\w-]*)\s*(?:[?.!]|$|(?:for|in|to|on|when|with)\b)",
     re.I,
 )
