@@ -297,6 +297,21 @@ def test_the_head_of_a_list_questions_topic_is_needed(question: str, needed: lis
     assert [u.text for u in read(question).topic.units if u.needed] == needed
 
 
+def test_the_kind_of_model_a_constraint_names_is_needed() -> None:
+    """"… in continual learning of LLMs": a continual-learning paper on vision transformers is related."""
+    setting = read("Which papers study catastrophic forgetting in continual learning of LLMs?").constraints[0]
+    assert setting.kind == "setting" and [u.text for u in setting.units if u.needed] == ["llms"]
+    llm, vit, stats = _pair(
+        ("Forgetting in Continual Instruction Tuning of LLMs", [
+            "Continual learning of large language models suffers from catastrophic forgetting.",
+            "We propose function-vector training that reduces catastrophic forgetting of LLMs in continual learning."]),
+        ("Memory for Continual Learning of Vision Transformers", [
+            "Continual learning suffers from catastrophic forgetting.",
+            "We propose a memory that reduces catastrophic forgetting of vision transformers in continual learning."]))
+    adm = admit(read("Which papers study catastrophic forgetting in continual learning of LLMs?"), [llm, vit], stats)
+    assert adm.admitted() == [1] and adm.judgements[2].missing == ["llms"]
+
+
 def test_words_the_stemmer_would_join_stay_apart() -> None:
     """Snowball gives "transformers" the stem of "transformation" and "optimal" that of "optimizer"."""
     assert stem("transformers") == stem("transformer") != stem("transformation")

@@ -310,6 +310,8 @@ def test_faster_or_cheaper_is_not_met_by_another_resources_efficiency(title, abs
     ("We study large language models as optimizers for prompts.", True),
     ("We propose OPRO, which uses LLMs as an optimizer of black-box objectives.", True),
     ("We introduce an LLM-based optimizer for combinatorial problems.", True),
+    ("We show that LLM optimizers can tune prompts.", True),
+    ("We study LLM optimization with second-order methods.", False),  # optimizing LLMs: words, not stems
     ("We propose HiZOO, a zeroth-order optimizer for fine-tuning LLMs.", False),  # an optimizer for LLMs
     ("We cast the alignment of LLMs as an optimization problem.", False),  # stems would say "as optim"
 ])
@@ -321,6 +323,9 @@ def test_use_a_as_b_needs_a_to_play_b_in_the_papers_words(abstract: str, plays: 
     roles = [f for f in read("Which papers use LLMs as optimizers?").constraints if f.kind == "role"]
     assert [f.text for f in roles] == ["llms as optimizers"]
     assert states_role(_paper("A paper", "Optimization matters. " + abstract), roles[0].text) == float(plays)
+    # a role word the reading puts in a technique ("to evaluate other models") is a role too
+    assert [f.text for f in read("Which papers use LLMs as judges to evaluate other models?").constraints
+            if f.kind == "role"] == ["llms as judges"]
     # several roles ("as priors, reward designers or guidance") are alternatives: no role is required
     assert not [f for f in read("Which papers use LLMs as priors, reward designers or guidance for RL?").constraints
                 if f.kind == "role"]

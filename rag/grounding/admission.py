@@ -341,15 +341,16 @@ def _role_pattern(role: str) -> re.Pattern[str]:
     who, what = _forms(a), _forms(b)
     return re.compile(
         rf"\bas\s+(?:an?\s+|the\s+)?(?:{what})\b|\b(?:{who})[\s-]+as[\s-]+(?:an?[\s-]+)?(?:{what})\b|"
-        rf"\b(?:{who})[\s-]+(?:based|driven|powered|guided)\s+(?:{what})\b",
+        rf"\b(?:{who})[\s-]+(?:(?:based|driven|powered|guided)\s+)?(?:{what})\b",
         re.I,
     )
 
 
 def states_role(paper: PaperText, role: str) -> float:
     """1.0 when the paper says that A plays the role B ("A as B" of the reading): "… as (an) B",
-    "A-as-a-B", "A-based / -driven / -powered B", in its title or any sentence; else 0.0. Words,
-    not stems: "formulated as an optimization problem" is no optimizer."""
+    "A-as-a-B", "A B", "A-based / -driven / -powered B", in its title or any sentence; else 0.0.
+    Words, not stems: "formulated as an optimization problem" is no optimizer, "LLM optimization"
+    no LLM optimizer."""
     pattern = _role_pattern(role)
     return 1.0 if any(pattern.search(t) for t in [paper.source.title, *paper.sentences]) else 0.0
 
@@ -437,7 +438,7 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     # papers do ("Which papers watermark images …") and what a why-question asks explained: the
     # rarest single word after its subject ("why do diffusion models memorize …": "memorize"; "why
     # does RLHF reduce output diversity": "diversity", not "RLHF").
-    needed = [u for u in topic if u.needed]
+    needed = [u for u in topic if u.needed] + [u for f, us in constraints if f.required for u in us if u.needed]
     single = [u for u in topic[1:] if " " not in u.text]
     if reading.asks == "reason" and len(topic) >= 3 and single:
         needed.append(max(single, key=lambda u: u.weight))

@@ -670,7 +670,9 @@ def read(question: str, search_text: str | None = None) -> Reading:
                 continue
             label = "without " + " ".join(u.text for u in _units(rest))
         else:
-            units = _units(ws)
+            # the kind of model a constraint names is needed as in a topic ("in continual learning of LLMs")
+            units = [u.model_copy(update={"needed": True}) if _MODEL_KINDS & set(u.alternatives) else u
+                     for u in _units(ws)]
             label = _label(kind_, marker_, [u.text for u in units])
         if units:
             constraints.append(Facet(kind=kind_, text=" ".join(ws), label=label, units=units))
@@ -705,7 +707,7 @@ def read(question: str, search_text: str | None = None) -> Reading:
     if topic is not None:
         topic = topic.model_copy(update={"units": _needed(topic.units, question, direction)})
         role = _ROLE.search(clean(question))
-        if role and role.group(2).lower() in {u.text for u in topic.units}:
+        if role and role.group(2).lower() in {u.text for f in (topic, *constraints) for u in f.units}:
             a, b = role.group(1).lower(), role.group(2).lower()
             constraints.append(Facet(kind="role", text=f"{a} as {b}", label=f"{a} as {b}",
                                      units=[Unit(text=b, alternatives=[(stem(b),)])]))
