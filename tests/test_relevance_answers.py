@@ -329,3 +329,12 @@ def test_use_a_as_b_needs_a_to_play_b_in_the_papers_words(abstract: str, plays: 
     # several roles ("as priors, reward designers or guidance") are alternatives: no role is required
     assert not [f for f in read("Which papers use LLMs as priors, reward designers or guidance for RL?").constraints
                 if f.kind == "role"]
+
+
+def test_a_low_ranked_paper_is_not_listed_on_scattered_words(full_rag) -> None:
+    """'mixtures' and 'scaling laws' each somewhere in a mixture-of-experts paper far down the
+    candidates do not make it a paper on scaling laws for data mixtures; the data-mixing papers stay."""
+    answer = full_rag.ask("What do papers find about scaling laws for data mixtures?")
+    titles = _titles(answer)
+    assert any("Data Mix" in t or "Data Mixture" in t for t in titles), titles
+    assert not any("Mixture of Experts" in t or "MoE" in t for t in titles), titles

@@ -305,6 +305,7 @@ class EvidenceConfig:
     embed_per_paper: int = 3  # sentences of a paper embedded to choose its quote (the best by words and role)
     similar_margin: float = 0.1  # "similar to X": neighbours within this cosine of the closest one
     admission: bool = True  # list only papers that state the topic and every constraint (rag.grounding.admission)
+    deep_rank: int = 15  # candidates retrieval ranks below this are admitted only on one sentence stating the question
 
 
 # What each role of a sentence adds to its score, and what a kind of question adds on top: a "how"
@@ -499,6 +500,7 @@ def assess(
         if best >= cfg.single_share and named_rarest:
             strict = False
     if strict:
+        adm.hold_deep(order, cfg.deep_rank, keep=focus.named)
         matching = [n for n in order if n in focus.named or adm.judgements[n].admitted]
         related = sorted(
             (n for n in order if n not in matching and adm.judgements[n].related),

@@ -98,7 +98,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "mobile": ("smartphone", "smartphones", "mobile", "android", "phone", "phones", "ios"),
     "vlm": ("vlm", "vlms", "vision-language", "vision language", "multimodal", "mllm", "mllms", "lvlm", "lvlms"),
     "graph": ("graph", "graphs", "gnn", "gnns", "node", "nodes", "molecular graph"),
-    "diffusion": ("diffusion", "denoising", "score-based", "flow matching"),
+    "diffusion": ("diffusion", "denoising", "score-based"),  # flow matching is its own family: asked for, named
     "math": ("math", "mathematical", "mathematics", "arithmetic", "theorem", "gsm8k", "olympiad"),
     "federated": ("federated", "fl", "clients", "decentralized"),
     "privacy": ("privacy", "private", "differential privacy", "differentially private", "dp"),
@@ -526,7 +526,8 @@ def _needed(units: list[Unit], question: str, direction: str | None) -> list[Uni
     units only): the verb after "Which papers" when it is the question's own action (not a general
     verb, not a direction such as "defend"), the kind of model it names (LLMs, VLMs), which
     weighs little by rarity but which no paper on another kind of model answers, and the head of
-    the noun phrase a bare topic or a list question names ("multimodal LLM agents": agents)."""
+    the noun phrase a bare topic or a list question names ("multimodal LLM agents": agents; in "A of
+    B" the head of A: "convergence of Adam")."""
     if len(units) < 2:
         return units
     action = _ACTION.match(question)
@@ -537,12 +538,16 @@ def _needed(units: list[Unit], question: str, direction: str | None) -> list[Uni
     # a list question's topic named as one noun phrase ("benchmarks for multimodal LLM agents"), not
     # "A of B" (parts) nor "A and B": its head is needed as a bare topic's is
     phrase = bare or (bool(action) and not any(u.part for u in units) and not {"and", "or", ","} & set(said))
+    # "A of B" in a list question: A's head is what the papers study ("convergence of Adam", not Adam)
+    of_head = -1
+    if action and any(u.part for u in units) and not {"and", "or", ","} & set(said):
+        of_head = max(i for i, u in enumerate(units) if not u.part)
     return [
         u.model_copy(update={"needed": True})
         if (i == 0 and action and u.text == action.group(1).lower() and u.weight == 1.0 and direction is None)
         or _MODEL_KINDS & set(u.alternatives)
-        or (phrase and i == len(units) - 1 and u.weight == 1.0 and u.text not in _HEAD_NOUNS_SAY_NOTHING
-            and not u.text.endswith(("er", "ers"))) else u  # "PDE solvers" are what "solves PDEs"
+        or ((phrase and i == len(units) - 1 or i == of_head) and u.weight == 1.0
+            and u.text not in _HEAD_NOUNS_SAY_NOTHING and not u.text.endswith(("er", "ers"))) else u  # "PDE solvers" are what "solves PDEs"
         for i, u in enumerate(units)
     ]
 
