@@ -479,3 +479,16 @@ def test_a_low_ranked_paper_is_listed_on_a_sentence_that_states_the_question() -
     alone = admit(reading, [*filler, scattered], stats)
     assert alone.hold_deep([s.number for s in (*filler, scattered)], depth=3) == []
     assert alone.admitted() == [5]
+
+
+def test_a_short_name_that_is_a_common_term_names_the_paper_only_as_its_title_writes_it() -> None:
+    """"Adam" is the optimizer most papers mention, "ADAM:" the short name of an agent's paper: a
+    question on Adam's convergence does not name the agent; a rare short name names its paper in any case."""
+    from rag.grounding.evidence import names_paper
+
+    agent = "ADAM: An Embodied Causal Agent in Open-World Environments"
+    stats = TermStats.from_texts([agent] + [f"We train model {i} with Adam." for i in range(10)])
+    assert not names_paper("Which papers prove convergence of Adam?", agent, stats=stats)
+    assert names_paper("How does ADAM explore Minecraft?", agent, stats=stats)
+    assert names_paper("How does leanagent prove theorems?", "LeanAgent: Lifelong Learning for Theorem Proving",
+                       stats=stats)

@@ -338,3 +338,13 @@ def test_a_low_ranked_paper_is_not_listed_on_scattered_words(full_rag) -> None:
     titles = _titles(answer)
     assert any("Data Mix" in t or "Data Mixture" in t for t in titles), titles
     assert not any("Mixture of Experts" in t or "MoE" in t for t in titles), titles
+
+
+def test_a_why_question_no_abstract_explains_is_refused_with_its_subjects_papers(full_rag) -> None:
+    """Vision-transformer papers are here, none on registers (an ICLR 2024 paper): the answer says no
+    abstract answers the question and shows the closest papers as missing "registers", instead of
+    listing vision-transformer papers as if they explained it."""
+    a = full_rag.ask("Why do vision transformers need registers?")
+    assert a.refused and not a.items, a.text
+    assert "No ICLR 2025 abstract here answers “Why do vision transformers need registers?”" in a.text, a.text
+    assert a.related and all("registers" in r.missing for r in a.related), a.related

@@ -104,7 +104,7 @@ def question_focus(
     (title words or acronym)."""
     kind = answer_shape(question, list_question)
     qnames = names(question, stats)
-    named = [s.number for s in sources if names_paper(question, s.title, qnames)]
+    named = [s.number for s in sources if names_paper(question, s.title, qnames, stats)]
     if not named:  # a rare name the abstract uses ("GGMI", "mCoder") names the paper too
         named = [
             s.number for s in sources if any(set(words(n)) <= set(words(s.text)) for n in qnames)
@@ -139,13 +139,16 @@ def _name_part(title: str) -> str:
     return head if head and len(head.split()) <= 3 else ""
 
 
-def names_paper(question: str, title: str, qnames: Sequence[str] = ()) -> bool:
+def names_paper(question: str, title: str, qnames: Sequence[str] = (), stats: TermStats | None = None) -> bool:
     """Whether the question names the paper: its short name, a distinctive name in its title, or most
-    of the title's content words."""
+    of the title's content words. A short name that is also a common term of the papers ("ADAM" the
+    agent, "Adam" the optimizer most papers mention) names the paper only as the title writes it."""
     qwords = set(words(question))
     name = _name_part(title)
     if name and set(words(name)) <= qwords and any(len(w) >= 3 for w in words(name)):
-        return True
+        common = stats is not None and all(stats.df.get(stem(w), 0) > RARE_NAME_DF for w in words(name))
+        if not common or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question):
+            return True
     title_words = set(words(title))
     if any(set(words(n)) <= title_words for n in qnames):
         return True
@@ -477,13 +480,19 @@ def assess(
         return _refuse("nothing retrieved is close to the question", focus, coverage, best_dense=best_dense or 0.0)
 
     order = [s.number for s in sources]
-    if strict and not reading.constraints and not any(adm.judgements[n].admitted for n in order):
+    # A why-question whose subject the papers state but none what it asks explained (vision
+    # transformers, but no "registers"): that is what no abstract here states; the subject's papers
+    # are the closest, each saying what it lacks. The reading is not wrong, the premise is absent.
+    labels = {f.label for f, _ in adm.constraints}
+    unexplained = strict and reading.asks == "reason" and any(
+        adm.judgements[n].related and not labels.intersection(adm.judgements[n].missing) for n in order)
+    if strict and not reading.constraints and not unexplained and not any(adm.judgements[n].admitted for n in order):
         # A topic alone that no paper states as read ("Molecular ML: Generative Modeling"): the
         # reading is likelier wrong than the topic absent (the refusal checks above passed), so the
         # best-scoring papers answer, as for a description.
         strict = False
     list_question = query.list_question if query is not None else focus.kind == "list"
-    if strict and not list_question and not any(adm.judgements[n].admitted for n in order):
+    if strict and not list_question and not unexplained and not any(adm.judgements[n].admitted for n in order):
         # "Which paper ...?" asks for one paper in its own words: its phrases paraphrase the paper,
         # so they rank rather than exclude, unless no paper shown holds a good part of what it says,
         # or the rarest thing of its topic (a one-trillion-parameter model): then that premise is

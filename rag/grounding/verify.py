@@ -74,7 +74,7 @@ def count_line(verdict: Assessment, shown: int) -> str:
 def refusal_text(verdict: Assessment) -> str:
     """The refusal sentence, then why in plain words when it says more than the refusal (the premise
     no abstract states, a detail abstracts do not give), then the heading of the closest papers."""
-    why = f" No ICLR 2025 abstract here states “{verdict.premise}”." if verdict.premise else (
+    why = f" {_unsupported(verdict.premise)}" if verdict.premise else (
         f" {verdict.explain}" if verdict.explain else ""
     )
     if verdict.related and verdict.premise:
@@ -84,6 +84,13 @@ def refusal_text(verdict: Assessment) -> str:
     else:
         tail = ""
     return f"{REFUSAL}{why}{tail}"
+
+
+def _unsupported(premise: str) -> str:
+    """What no abstract states: a claim ("that …", a topic) is stated, a question ("Why do …") answered."""
+    if re.match(r"(?i)(?:why|how|what|which|when|where|who|do|does|did|is|are|can)\b", premise):
+        return f"No ICLR 2025 abstract here answers “{premise.rstrip('?. ')}?”"
+    return f"No ICLR 2025 abstract here states “{premise}”."
 
 
 _KIND_RANK = {"evidence": 0, "attributed": 1, "generated": 2}
