@@ -348,3 +348,13 @@ def test_a_why_question_no_abstract_explains_is_refused_with_its_subjects_papers
     assert a.refused and not a.items, a.text
     assert "No ICLR 2025 abstract here answers “Why do vision transformers need registers?”" in a.text, a.text
     assert a.related and all("registers" in r.missing for r in a.related), a.related
+
+
+def test_a_list_questions_topic_words_name_no_paper(full_rag) -> None:
+    """"Which papers apply large language models to tabular data …" holds most of the words of
+    "AnoLLM: Large Language Models for Tabular Anomaly Detection": the question asks for every such
+    paper, not about that one (it was refused as a question about AnoLLM that its abstract does not answer)."""
+    a = full_rag.ask("Which papers apply large language models to tabular data, for example prediction, "
+                     "anomaly detection or table question answering?")
+    assert not a.refused and len(a.items) >= 3, a.text
+    assert any(it.title.startswith("AnoLLM") for it in a.items), a.text

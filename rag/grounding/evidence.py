@@ -35,7 +35,7 @@ from rag.grounding.admission import (
 )
 from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
-from rag.text.query import QueryIntent, answer_shape, is_question, strip_frame
+from rag.text.query import QueryIntent, answer_shape, asks_papers, is_question, strip_frame
 from rag.text.reading import Reading, Unit, read
 from rag.text.roles import OWN
 from rag.text.terms import NEGATIONS, PROPOSAL_VERBS, TermStats, content_stems, entities, stem, words
@@ -104,7 +104,9 @@ def question_focus(
     (title words or acronym)."""
     kind = answer_shape(question, list_question)
     qnames = names(question, stats)
-    named = [s.number for s in sources if names_paper(question, s.title, qnames, stats)]
+    # a list question's words are the topic its papers share: most of one title's words name no paper
+    by_words = not asks_papers(question)
+    named = [s.number for s in sources if names_paper(question, s.title, qnames, stats, by_words=by_words)]
     if not named:  # a rare name the abstract uses ("GGMI", "mCoder") names the paper too
         named = [
             s.number for s in sources if any(set(words(n)) <= set(words(s.text)) for n in qnames)
@@ -139,9 +141,10 @@ def _name_part(title: str) -> str:
     return head if head and len(head.split()) <= 3 else ""
 
 
-def names_paper(question: str, title: str, qnames: Sequence[str] = (), stats: TermStats | None = None) -> bool:
+def names_paper(question: str, title: str, qnames: Sequence[str] = (), stats: TermStats | None = None,
+                by_words: bool = True) -> bool:
     """Whether the question names the paper: its short name, a distinctive name in its title, or most
-    of the title's content words. A short name that is also a common term of the papers ("ADAM" the
+    of the title's content words (`by_words`). A short name that is also a common term of the papers ("ADAM" the
     agent, "Adam" the optimizer most papers mention) names the paper only as the title writes it."""
     qwords = set(words(question))
     name = _name_part(title)
@@ -153,7 +156,7 @@ def names_paper(question: str, title: str, qnames: Sequence[str] = (), stats: Te
     if any(set(words(n)) <= title_words for n in qnames):
         return True
     tstems = set(content_stems(title))
-    return len(tstems) >= 3 and len(tstems & set(content_stems(question))) >= 0.8 * len(tstems)
+    return by_words and len(tstems) >= 3 and len(tstems & set(content_stems(question))) >= 0.8 * len(tstems)
 
 
 def ask_terms(question: str, named_titles: Sequence[str] = ()) -> list[str]:

@@ -345,6 +345,15 @@ def _short(title: str, limit: int = 90) -> str:
     return title if len(title) <= limit else title[: limit - 1].rstrip() + "…"
 
 
+NAME_SCORE = 500  # `_match_named` scores a name or a quoted title at least this, a run of title words less
+
+
+def asks_papers(question: str) -> bool:
+    """Whether the question opens by asking for papers in the plural ("Which papers …", "What works …")."""
+    low = [t.low for t in _tokens(question)[:2]]
+    return len(low) > 1 and low[0] in ("which", "what", "any") and low[1] in _PLURAL
+
+
 def _is_list(low: list[str], q: str) -> bool:
     low = [w for w in low if w not in ("iclr", "2025")]
     if not low:
@@ -480,8 +489,12 @@ def parse(question: str, catalog: Catalog) -> QueryIntent:
 
     in_names = {k for i, j, _ in spans for k in range(i, j)}
     named = {p: v for p, v in catalog._match_named(toks, q).items() if v[1] not in in_names}
-    ranked = sorted(named, key=lambda p: (-named[p][0], catalog._order[p]))
     cue, similar_to = _similar_cue(low), None
+    if not cue and asks_papers(q):
+        # "Which papers apply large language models to tabular data?": a run of a title's words is the
+        # topic such papers share, not one paper named; a name or a quoted title still names one
+        named = {p: v for p, v in named.items() if v[0] >= NAME_SCORE}
+    ranked = sorted(named, key=lambda p: (-named[p][0], catalog._order[p]))
     if cue:
         similar_to = next((p for p in ranked if named[p][1] >= cue[1]), None)
         if similar_to:

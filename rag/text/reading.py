@@ -198,7 +198,7 @@ SOFT = frozenset(
     overcomes tackle tackles resolve resolves combat combats reduce reduces reducing deal dealing cope
     coping fine-tune fine-tunes fine-tuning finetune finetunes finetuning tune tunes train trains learn learns
     use uses apply applies improve improves improving enhance enhances boost boosts better struggle struggles
-    struggling hurt hurts compromise compromises""".split()
+    struggling hurt hurts compromise compromises add adds adding""".split()
 )
 
 
@@ -253,8 +253,9 @@ _PARENS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 # new attacks"), examples ("such as X", "e.g. X"), or a second question ("…, and how do they …").
 _CUT = re.compile(
     r"(?:,\s*)?\b(?:rather\s+than|as\s+opposed\s+to|instead\s+of|other\s+than|as\s+distinct\s+from|"
-    r"not\s+(?:new|just|only|merely)|but\s+not|such\s+as|e\.\s?g\.|for\s+example|for\s+instance|"
-    r"according\s+to|and\s+(?:how|why|what|which|where|when|along)|including)\b.*$|,\s*not\b.*$",
+    r"not\s+(?:new|just|only|merely)|but\s+not|such\s+as|for\s+example|for\s+instance|"
+    r"according\s+to|and\s+(?:how|why|what|which|where|when|along)|including)\b.*$|,\s*not\b.*$|"
+    r"(?:,\s*)?\be\.\s?g\.?(?!\w).*$",
     re.I | re.S,
 )
 

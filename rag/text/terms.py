@@ -61,7 +61,8 @@ FRAMING = frozenset(
     addressing tackle tackles tackled tackling focus focuses focused investigate investigates
     investigated investigating explore explores explored exploring consider considers considered
     discuss discusses discussed overview summary summarize summarise there exist exists existing
-    anything something someone please help way ways etc e g ie""".split()
+    anything something someone please help way ways etc e g ie provide provides provided providing
+    offer offers offered offering""".split()
 )
 # Words that frame a question only where it starts ("Search for papers on …"); inside or at the end
 # of a question they are its topic ("learn to search", "neural architecture search").
