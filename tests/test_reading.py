@@ -307,6 +307,20 @@ def test_the_head_of_a_list_questions_topic_is_needed(question: str, needed: lis
     assert [u.text for u in read(question).topic.units if u.needed] == needed
 
 
+def test_the_options_a_technique_names_are_needed() -> None:
+    """"discrete or masked diffusion models": a continuous diffusion model for text-guided materials
+    is not one; the options are what every listed paper must state."""
+    technique = next(f for f in read("Which papers use discrete or masked diffusion models for text generation?").constraints
+                     if f.kind == "technique")
+    assert [u.text for u in technique.units if u.needed] == ["discrete or masked", "diffusion"]  # and the model kind
+    stats = TermStats.from_texts(["We propose a masked diffusion language model for text generation.",
+                                  "We propose a diffusion model for text-guided materials generation."])
+    masked = _source(1, "Masked Diffusion for Text", ["We propose a masked diffusion language model for text generation."])
+    other = _source(2, "Text-Guided Materials", ["We propose a diffusion model for text-guided materials generation."])
+    adm = admit(read("Which papers use discrete or masked diffusion models for text generation?"), [masked, other], stats)
+    assert adm.admitted() == [1]
+
+
 def test_the_kind_of_model_a_constraint_names_is_needed() -> None:
     """"… in continual learning of LLMs": a continual-learning paper on vision transformers is related."""
     setting = read("Which papers study catastrophic forgetting in continual learning of LLMs?").constraints[0]

@@ -676,8 +676,10 @@ def read(question: str, search_text: str | None = None) -> Reading:
                 continue
             label = "without " + " ".join(u.text for u in _units(rest))
         else:
-            # the kind of model a constraint names is needed as in a topic ("in continual learning of LLMs")
-            units = [u.model_copy(update={"needed": True}) if _MODEL_KINDS & set(u.alternatives) else u
+            # the kind of model a constraint names is needed as in a topic ("in continual learning of LLMs"),
+            # and so are the options a technique names ("discrete or masked diffusion models": not any diffusion)
+            units = [u.model_copy(update={"needed": True})
+                     if _MODEL_KINDS & set(u.alternatives) or (kind_ == "technique" and " or " in u.text) else u
                      for u in _units(ws)]
             label = _label(kind_, marker_, [u.text for u in units])
         if units:
