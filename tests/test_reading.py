@@ -514,3 +514,24 @@ def test_a_short_name_that_is_a_common_term_names_the_paper_only_as_its_title_wr
     assert names_paper("How does ADAM explore Minecraft?", agent, stats=stats)
     assert names_paper("How does leanagent prove theorems?", "LeanAgent: Lifelong Learning for Theorem Proving",
                        stats=stats)
+
+
+def test_released_code_and_asides_are_no_evidence() -> None:
+    """"release open source code and data" says where the paper's code is, not that it is about code;
+    "(a contamination-free benchmark)" describes someone else's benchmark, not one the paper introduces."""
+    from rag.grounding.admission import Region
+
+    assert stem("code") not in Region.of("We release open source code and data.").stems
+    assert stem("code") not in Region.of("Our code is publicly available at https://x.y.").stems
+    assert stem("code") in Region.of("We release a benchmark of code generation tasks.").stems
+    question = "Which papers propose benchmarks for evaluating LLMs on coding tasks?"
+    search = _source(1, "Planning Improves LLM Search for Code", [
+        "We propose PlanSearch, a search algorithm with strong results on LiveCodeBench (a contamination-free "
+        "benchmark for competitive coding).", "It lifts pass@200 on coding tasks."])
+    bench = _source(2, "CodeBench: Evaluating LLMs on Coding Tasks", [
+        "We introduce CodeBench, a benchmark for evaluating LLMs on coding tasks.", "Models fail often."])
+    memory = _source(3, "Episodic Memory Benchmark for LLMs", [
+        "We introduce a benchmark for evaluating the episodic memory of LLMs.",
+        "We release open source code and data."])
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (search, bench, memory))
+    assert admit(read(question), [search, bench, memory], stats).admitted() == [2]

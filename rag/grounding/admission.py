@@ -41,6 +41,17 @@ TOGETHER = 0.8  # share of the question a low-ranked candidate states in one sen
 _ACRONYM = re.compile(r"\(\s*([A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9-]*?)s?\s*[),;]")
 
 
+# The paper's own code, released: "release open source code and data", "our code is available". Its
+# "code" is no evidence that the paper is about code (a third of the abstracts say where theirs is).
+_RELEASED_CODE = re.compile(
+    r"\b(?:releas\w*|open[- ]sourc\w*|shar\w*|provid\w*|publish\w*|make)\s+(?:(?:the|our|all|open[- ]source|"
+    r"source|publicly|available)\s+)*(?:code|codes|implementation)\b|"
+    r"\b(?:our\s+)?(?:source\s+)?(?:code|codes|implementation)(?=\s+(?:and\s+\w+\s+)?(?:is|are|will\s+be)\s+"
+    r"(?:publicly\s+|made\s+|freely\s+|openly\s+)*(?:available|released|open))",
+    re.I,
+)
+
+
 class Region(NamedTuple):
     """A title or a sentence as stems: the set (a word anywhere) and the sequence (a phrase in order)."""
 
@@ -49,7 +60,7 @@ class Region(NamedTuple):
 
     @classmethod
     def of(cls, text: str) -> Region:
-        seq = tuple(stem(w) for w in words(text))
+        seq = tuple(stem(w) for w in words(_RELEASED_CODE.sub(" ", text)))
         return cls(frozenset(seq), seq)
 
 
@@ -326,8 +337,13 @@ def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:
     first = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r == "contribution"][:1]
     if opposite and any(own_mentions(t, opposite) for t in first) and not any(own_mentions(t, alts) for t in first):
         return 0.0  # "RobustKV: Defending ... against Jailbreak Attacks" is no attack paper
-    texts = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r in DIRECTION_ROLES]
+    # an aside in parentheses describes something else ("… on LiveCodeBench (a contamination-free benchmark)")
+    texts = [_ASIDE.sub(" ", t) for t in
+             [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r in DIRECTION_ROLES]]
     return 1.0 if any(own_mentions(t, alts, family) for t in texts) else 0.0
+
+
+_ASIDE = re.compile(r"\([^()]*\)")
 
 
 def _forms(word: str) -> str:
