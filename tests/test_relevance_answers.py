@@ -330,9 +330,10 @@ def test_use_a_as_b_needs_a_to_play_b_in_the_papers_words(abstract: str, plays: 
     # a role word the reading puts in a technique ("to evaluate other models") is a role too
     assert [f.text for f in read("Which papers use LLMs as judges to evaluate other models?").constraints
             if f.kind == "role"] == ["llms as judges"]
-    # several roles ("as priors, reward designers or guidance") are alternatives: no role is required
-    assert not [f for f in read("Which papers use LLMs as priors, reward designers or guidance for RL?").constraints
-                if f.kind == "role"]
+    # several roles ("as priors, reward designers or guidance") are alternatives: any one will do
+    (several,) = [f for f in read("Which papers use LLMs as priors, reward designers or guidance for RL?").constraints
+                  if f.kind == "role"]
+    assert several.text == "llms as priors or reward designers or guidance"
 
 
 def test_a_low_ranked_paper_is_not_listed_on_scattered_words(full_rag) -> None:
@@ -362,3 +363,21 @@ def test_a_list_questions_topic_words_name_no_paper(full_rag) -> None:
                      "anomaly detection or table question answering?")
     assert not a.refused and len(a.items) >= 3, a.text
     assert any(it.title.startswith("AnoLLM") for it in a.items), a.text
+
+
+@pytest.mark.parametrize(("abstract", "plays"), [
+    ("We use large language model priors to guide exploration of RL agents.", True),
+    ("An LLM serves as a reward designer for robot skills.", True),
+    ("We train LLM web agents with online reinforcement learning.", False),  # RL for LLMs, not LLMs for RL
+])
+def test_a_list_of_roles_needs_one_of_them(abstract: str, plays: bool) -> None:
+    """"use LLMs or VLMs as priors, reward designers or guidance to make RL agents sample-efficient":
+    any one of the roles will do, but one must be said (RL that trains an LLM agent plays none)."""
+    from rag.grounding.admission import states_role
+    from rag.text.reading import read
+
+    question = ("Which papers use large language or vision-language models as priors, reward designers or "
+                "guidance to make reinforcement learning agents more sample-efficient?")
+    (role,) = [f for f in read(question).constraints if f.kind == "role"]
+    assert role.text == "language or vision-language models as priors or reward designers or guidance"
+    assert states_role(_paper("A paper", abstract), role.text) == float(plays)

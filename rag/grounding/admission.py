@@ -355,7 +355,9 @@ def _forms(word: str) -> str:
 @functools.lru_cache(maxsize=64)
 def _role_pattern(role: str) -> re.Pattern[str]:
     a, _, b = role.partition(" as ")
-    who, what = _forms(a), _forms(b)
+    # "diffusion models as priors" is said "diffusion priors" too; "priors or reward designers": any
+    who = "|".join(_forms(w) for w in a.split() if w != "or").replace(r"\-", r"[\s-]")
+    what = "|".join(_forms(o) for o in b.split(" or "))
     return re.compile(
         rf"\bas\s+(?:an?\s+|the\s+)?(?:{what})\b|\b(?:{who})[\s-]+as[\s-]+(?:an?[\s-]+)?(?:{what})\b|"
         rf"\b(?:{who})[\s-]+(?:(?:based|driven|powered|guided)\s+)?(?:{what})\b",

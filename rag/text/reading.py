@@ -510,11 +510,13 @@ def _topic_units(topic_words: list[str]) -> list[Unit]:
 # "Which papers watermark images …": the verb after "papers" is what every listed paper does
 # "use LLMs as optimizers": the question asks for papers where A plays the role B, which a paper
 # says as "LLMs as optimizers", "LLM-as-a-judge" or "an LLM-based optimizer"; naming both ("an
-# optimizer for LLMs") is not it. One role word only: "as priors, reward designers or guidance" lists
-# alternatives, each of which would do.
+# optimizer for LLMs") is not it. "as priors, reward designers or guidance" lists roles, any of which
+# would do (each one or two words).
 _ROLE = re.compile(
     rf"\b(?:{'|'.join(sorted(_TECHNIQUE - {'with', 'via', 'through'}))}|treat|treats|treating)\s+"
-    r"(?:[\w-]+\s+){0,3}?([\w-]+)\s+as\s+(?:an?\s+|the\s+)?([a-z][\w-]*)\s*(?:[?.!]|$|(?:for|in|to|on|when|with)\b)",
+    r"(?:[\w-]+\s+){0,5}?([\w-]+)\s+as\s+(?:an?\s+|the\s+)?"
+    r"([a-z][\w-]*(?:\s+[a-z][\w-]*)?(?:\s*,\s*[a-z][\w-]*(?:\s+[a-z][\w-]*)?)*\s*,?\s+or\s+[a-z][\w-]*(?:\s+[a-z][\w-]*)?"
+    r"|[a-z][\w-]*)\s*(?:[?.!]|$|(?:for|in|to|on|when|with)\b)",
     re.I,
 )
 _ACTION = re.compile(r"^\s*(?:which|what)\s+(?:papers|works|studies|methods|approaches)\s+([a-z][\w-]*)", re.I)
@@ -715,8 +717,15 @@ def read(question: str, search_text: str | None = None) -> Reading:
     if topic is not None:
         topic = topic.model_copy(update={"units": _needed(topic.units, question, direction)})
         role = _ROLE.search(clean(question))
-        if role and role.group(2).lower() in {u.text for f in (topic, *constraints) for u in f.units}:
-            a, b = role.group(1).lower(), role.group(2).lower()
-            constraints.append(Facet(kind="role", text=f"{a} as {b}", label=f"{a} as {b}",
-                                     units=[Unit(text=b, alternatives=[(stem(b),)])]))
+        said = {u.text for f in (topic, *constraints) for u in f.units}
+        if role:
+            a = role.group(1).lower()
+            if a in ("model", "models", "network", "networks"):  # "diffusion models as priors": "diffusion priors"
+                kind_of = re.search(rf"((?:[\w-]+\s+or\s+)?[\w-]+)\s+{a}\s+as\b", clean(question), re.I)
+                a = f"{kind_of.group(1).lower()} {a}" if kind_of and _is_content(kind_of.group(1).split()[-1].lower()) else a
+            options = [o.strip() for o in re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+", role.group(2).lower()) if o.strip()]
+            b = " or ".join(options)
+            if b in said or (len(options) > 1 and all(len(o.split()) <= 2 for o in options)):
+                constraints.append(Facet(kind="role", text=f"{a} as {b}", label=f"{a} as {b}",
+                                         units=[Unit(text=b, alternatives=[tuple(stem(w) for w in o.split()) for o in options])]))
     return Reading(asks=asks, topic=topic, constraints=constraints)
