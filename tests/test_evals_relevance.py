@@ -14,9 +14,10 @@ QUESTIONS = load_labels()
 def test_the_fresh_sets_read_as_labels_and_the_cli_takes_them() -> None:
     from rag.cli import build_parser
 
-    for name, papers in (("relevance_fresh.jsonl", 150), ("relevance_heldout.jsonl", 90)):
+    for name, questions, papers in (("relevance_fresh.jsonl", 24, 150), ("relevance_heldout.jsonl", 24, 90),
+                                    ("relevance_pooled.jsonl", 32, 610)):
         fresh = load_labels(LABELS.parent / name)
-        assert len(fresh) == 24 and sum(len(q.papers) for q in fresh) == papers
+        assert len(fresh) == questions and sum(len(q.papers) for q in fresh) == papers
         assert {j.relevant for q in fresh for j in q.papers.values()} == {"yes", "partly", "no"}
     args = build_parser().parse_args(["eval", "--relevance", "--labels", "evals/data/relevance_fresh.jsonl"])
     assert args.labels.name == "relevance_fresh.jsonl"
