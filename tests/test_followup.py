@@ -276,6 +276,19 @@ def test_the_thread_is_read_back_from_text_alone() -> None:
     assert [p.paper_id for p in t.listed] == ["a", "b"]
 
 
+def test_the_second_one_after_an_answer_that_showed_no_paper_points_at_nothing() -> None:
+    """After a refusal that listed nothing, "who wrote the second one?" is said to point at nothing,
+    not asked again with the refused question as its context."""
+    q = "Which paper shows that a 1-bit LLM matches full precision on every benchmark?"
+    t = thread_of([(q, q, [])])
+    f = read_followup("Who wrote the second one?", t)
+    assert f is not None and f.kind == "missing" and f.missing_numbers == [2]
+    a = answer_followup("Who wrote the second one?", f, {}, t.shown, None)
+    assert a.refused and a.text == "The last answer showed no paper, so there is no [2]. Ask a new question."
+    assert read_followup("Which papers use LLMs as judges?", t) is None  # a new question stays one
+    assert read_followup("Who wrote the second one?", Thread()) is None  # no earlier turn: nothing to point at
+
+
 def test_inline_math_is_left_for_katex_and_everything_else_is_escaped() -> None:
     text = r"We propose $\texttt{GraphEval}$, costing 5 * 3 <b>x</b> and $ 10 or $x < y$."
     shown = escape_text(text)

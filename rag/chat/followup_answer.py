@@ -456,7 +456,8 @@ def answer_missing(question: str, f: FollowUp, shown: Sequence[ShownPaper]) -> A
     have = f"[{min(numbers)}]–[{max(numbers)}]" if numbers else "none"
     asked = ", ".join(f"[{n}]" for n in f.missing_numbers)
     text = (f"The last answer showed papers {have}; there is no {asked} in it. Ask about one of those, "
-            "or ask a new question.")
+            "or ask a new question." if numbers else
+            f"The last answer showed no paper, so there is no {asked}. Ask a new question.")
     return _answer(question, f, text, [], [], "refusal", refused=True,
                    refusal_reason=f"no paper {asked} was shown")
 

@@ -179,6 +179,8 @@ def thread_of(
                 if reading is not None and reading.kind == "show_all":
                     asked = thread.question
                 thread = Thread(shown=shown, question=asked or question, texts=thread.texts)
+            elif not thread.shown:  # nothing shown yet: "the second one" will point at nothing
+                thread.question = standalone or question
         elif reading.kind == "narrow":
             if shown:
                 thread = Thread(shown=shown, question=thread.question, last=reading, texts=thread.texts)
@@ -564,9 +566,11 @@ def _topic_of(question: str) -> set[str]:
 
 def read_followup(question: str, thread: Thread) -> FollowUp | None:
     """The follow-up's reading against the shown papers, or None: a new question."""
-    if not thread.shown:
-        return None
     q = question.strip()
+    if not thread.shown:
+        # "who wrote the second one?" after an answer that showed no paper points at nothing
+        refs = references(q, thread) if thread.question else None
+        return FollowUp(kind="missing", papers=[], missing_numbers=refs.missing) if refs and refs.missing else None
     of_these = bool(_OF_THESE.search(q))
     strong_cue = bool(_NARROW.search(q)) or of_these
     narrow_cue = strong_cue or bool(_WHICH_VERB.search(q))
