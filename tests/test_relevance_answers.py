@@ -381,3 +381,12 @@ def test_a_list_of_roles_needs_one_of_them(abstract: str, plays: bool) -> None:
     (role,) = [f for f in read(question).constraints if f.kind == "role"]
     assert role.text == "language or vision-language models as priors or reward designers or guidance"
     assert states_role(_paper("A paper", abstract), role.text) == float(plays)
+
+
+def test_a_similar_list_shows_the_closest_seven_and_all_on_request(full_rag) -> None:
+    """Past the seventh neighbour within the margin, readers judged none relevant: a "similar to"
+    answer shows seven; asking for every paper shows the others within the margin too."""
+    question = "Which papers are similar to 'TFG-Flow: Training-free Guidance in Multimodal Generative Flow'?"
+    shown, every = full_rag.ask(question), full_rag.ask(question, show_all=True)
+    assert len(shown.items) == 7 and len(every.items) > 7, (len(shown.items), len(every.items))
+    assert [it.paper_id for it in every.items[:7]] == [it.paper_id for it in shown.items]

@@ -313,6 +313,7 @@ class EvidenceConfig:
     single_share: float = 0.4  # "which paper ...?": least share of its words one shown paper holds
     embed_per_paper: int = 3  # sentences of a paper embedded to choose its quote (the best by words and role)
     similar_margin: float = 0.1  # "similar to X": neighbours within this cosine of the closest one
+    similar_shown: int = 7  # ... and the closest this many of them (all when every paper is asked for)
     admission: bool = True  # list only papers that state the topic and every constraint (rag.grounding.admission)
     deep_rank: int = 15  # candidates retrieval ranks below this are admitted only on one sentence stating the question
 
@@ -399,7 +400,8 @@ def assess(
     if not sources:
         return Assessment(False, "nothing was retrieved", focus)
     if query is not None and query.kind in ("author", "similar"):
-        return _listing(question, query, sources, embed, focus, stats, cfg.similar_margin, anchor)
+        return _listing(question, query, sources, embed, focus, stats, cfg.similar_margin, anchor,
+                        shown=cfg.similar_shown if max_items else None)
     scope = out_of_scope(question)
     if scope:
         return Assessment(False, scope, focus)
@@ -711,6 +713,7 @@ def _listing(
     question: str, query: QueryIntent, sources: Sequence[Source], embed: EmbedFn, focus: Focus, stats: TermStats,
     similar_margin: float = 0.1,
     anchor: Source | None = None,
+    shown: int | None = None,
 ) -> Assessment:
     """An author's papers or an anchor's neighbours: every source is an item, with the sentence that
     best matches the topic (or the anchor paper) among the paper's own statements. An author question
@@ -746,6 +749,8 @@ def _listing(
                 for it in related:  # shown as "(not: a method or model like OS-ATLAS: …)"
                     it.missing = [f"{group} like {anchor.title}"]
                 items = alike
+        # the closest few: past the seventh neighbour, none of the 3 judged was relevant (0 yes, 1 partly)
+        items = items[:shown] if shown else items
     if query.kind == "author" and topic:
         reading = read(question, query.search_text)
         if reading.topic is not None:
