@@ -524,6 +524,9 @@ def test_released_code_and_asides_are_no_evidence() -> None:
     assert stem("code") not in Region.of("We release open source code and data.").stems
     assert stem("code") not in Region.of("Our code is publicly available at https://x.y.").stems
     assert stem("code") in Region.of("We release a benchmark of code generation tasks.").stems
+    # "state-of-the-art" holds no state ("optimizer states")
+    assert stem("state") not in Region.of("It beats state-of-the-art methods.").stems
+    assert stem("state") in Region.of("We shard optimizer states across devices.").stems
     question = "Which papers propose benchmarks for evaluating LLMs on coding tasks?"
     search = _source(1, "Planning Improves LLM Search for Code", [
         "We propose PlanSearch, a search algorithm with strong results on LiveCodeBench (a contamination-free "

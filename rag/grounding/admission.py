@@ -47,7 +47,9 @@ _RELEASED_CODE = re.compile(
     r"\b(?:releas\w*|open[- ]sourc\w*|shar\w*|provid\w*|publish\w*|make)\s+(?:(?:the|our|all|open[- ]source|"
     r"source|publicly|available)\s+)*(?:code|codes|implementation)\b|"
     r"\b(?:our\s+)?(?:source\s+)?(?:code|codes|implementation)(?=\s+(?:and\s+\w+\s+)?(?:is|are|will\s+be)\s+"
-    r"(?:publicly\s+|made\s+|freely\s+|openly\s+)*(?:available|released|open))",
+    r"(?:publicly\s+|made\s+|freely\s+|openly\s+)*(?:available|released|open))|"
+    # nor is "state" in "state-of-the-art" a state ("optimizer states", "hidden states")
+    r"\bstate[\s-]+of[\s-]+the[\s-]+art\b",
     re.I,
 )
 
