@@ -538,3 +538,21 @@ def test_released_code_and_asides_are_no_evidence() -> None:
         "We release open source code and data."])
     stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (search, bench, memory))
     assert admit(read(question), [search, bench, memory], stats).admitted() == [2]
+
+
+def test_a_and_b_with_a_phrase_on_each_side_is_met_by_either() -> None:
+    """"attention sinks and extreme activation outliers": a paper on attention sinks alone meets it;
+    "speech and audio generation" shares its head ("generation"), so it has no sides."""
+    from rag.grounding.admission import and_sides
+
+    question = "What do papers find about why attention sinks and extreme activation outliers arise in LLMs?"
+    reading = read(question)
+    assert [[u.text for u in side] for side in and_sides(reading.topic.units, reading.topic.text)] == [
+        ["attention", "sinks"], ["extreme", "activation", "outliers", "arise"]]
+    speech = read("speech and audio generation")
+    assert and_sides(speech.topic.units, speech.topic.text) == []
+    sink = _source(1, "When Attention Sinks Emerge", [
+        "We study attention sinks in LLMs.", "We find attention sinks emerge after effective optimization."])
+    other = _source(2, "Graph Coloring", ["We color graphs with LLMs."])
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (sink, other))
+    assert admit(reading, [sink, other], stats).admitted() == [1]

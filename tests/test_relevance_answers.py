@@ -390,3 +390,11 @@ def test_a_similar_list_shows_the_closest_seven_and_all_on_request(full_rag) -> 
     shown, every = full_rag.ask(question), full_rag.ask(question, show_all=True)
     assert len(shown.items) == 7 and len(every.items) > 7, (len(shown.items), len(every.items))
     assert [it.paper_id for it in every.items[:7]] == [it.paper_id for it in shown.items]
+
+
+def test_either_side_of_a_and_b_answers(full_rag) -> None:
+    """It was refused: no paper holds half of "attention sinks … extreme activation outliers arise",
+    while the attention-sink papers answer one side of it."""
+    a = full_rag.ask("What do papers find about why attention sinks and extreme activation outliers arise in LLMs, "
+                     "and how do they suppress or work around them?")
+    assert not a.refused and any("Attention Sink" in t for t in _titles(a)), a.text

@@ -401,10 +401,27 @@ _EVALUATION: list[tuple[str, ...]] = [
 KIND_GROUP = {"benchmark": "a benchmark or evaluation", "evaluation": "a benchmark or evaluation", "method": "a method or model"}
 
 
-def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, list[Unit]]]) -> Judgement:
+def and_sides(topic: Sequence[Unit], text: str) -> list[list[Unit]]:
+    """The two noun phrases of an "A and B" topic, when each has two units or more ("attention sinks and
+    extreme activation outliers"): either is a topic of its own. "speech and audio generation" shares
+    its head, so it has no sides."""
+    said = words(text)
+    if said.count("and") != 1 or not topic:
+        return []
+    cut = said.index("and")
+    before = {stem(w) for w in said[:cut]}
+    first = [u for u in topic if u.alternatives and set(u.alternatives[0]) <= before]
+    second = [u for u in topic if u not in first]
+    return [first, second] if len(first) >= 2 and len(second) >= 2 else []
+
+
+def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, list[Unit]]],
+          sides: Sequence[list[Unit]] = ()) -> Judgement:
     every = paper.regions(None)
     own = paper.regions(OWN)
-    j = Judgement(paper.source.number, share(topic, every), share(topic, own), [], centrality(paper, topic))
+    j = Judgement(paper.source.number, max([share(topic, every)] + [share(s, every) for s in sides]),
+                  max([share(topic, own)] + [share(s, own) for s in sides]), [],
+                  max([centrality(paper, topic)] + [centrality(paper, s) for s in sides]))
     for facet, units in constraints:
         if facet.kind == "direction":
             value = states_direction(paper, units)
@@ -484,10 +501,12 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     single = [u for u in topic[1:] if " " not in u.text]
     if reading.asks == "reason" and len(topic) >= 3 and single:
         needed.append(max(single, key=lambda u: u.weight))
+    sides = and_sides(topic, reading.topic.text) if reading.topic else []
     judgements = {}
     for n, p in papers.items():
         own = defined[n]
-        j = judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints])
+        j = judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints],
+                                  sides)
         # stated as the paper's own, in any sentence: not "methods that do not employ look-ahead
         # search", "unlike existing watermarks" (`_theirs`)
         lacking = [u.text for u in needed if not met(u, p.stated_regions())] if j.on_topic else []
