@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from rag.text.citations import abstract_sentences
-from rag.text.reading import NAME_SUFFIXES, Facet, Reading, Unit, family_alternatives
+from rag.text.reading import ASIDE, NAME_SUFFIXES, Facet, Reading, Unit, family_alternatives
 from rag.text.roles import OWN, Role, sentence_roles
 from rag.text.terms import PROPOSING, TermStats, stem, words
 from rag.types import Source
@@ -340,12 +340,9 @@ def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:
     if opposite and any(own_mentions(t, opposite) for t in first) and not any(own_mentions(t, alts) for t in first):
         return 0.0  # "RobustKV: Defending ... against Jailbreak Attacks" is no attack paper
     # an aside in parentheses describes something else ("… on LiveCodeBench (a contamination-free benchmark)")
-    texts = [_ASIDE.sub(" ", t) for t in
+    texts = [ASIDE.sub(" ", t) for t in
              [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r in DIRECTION_ROLES]]
     return 1.0 if any(own_mentions(t, alts, family) for t in texts) else 0.0
-
-
-_ASIDE = re.compile(r"\([^()]*\)")
 
 
 def _forms(word: str) -> str:

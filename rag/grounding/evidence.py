@@ -117,6 +117,12 @@ def question_focus(
 RARE_NAME_DF = 5  # a name used by more papers than this is a common term (GPUs, LLMs, CLIP)
 
 
+def common_term(name: str, stats: TermStats | None) -> bool:
+    """Whether every word of a name is used by more than RARE_NAME_DF stored papers ("Adam", "CLIP")."""
+    ws = words(name)
+    return stats is not None and bool(ws) and all(stats.df.get(stem(w), 0) > RARE_NAME_DF for w in ws)
+
+
 def names(question: str, stats: TermStats | None) -> list[str]:
     """Distinctive names in a question: mixed-case, acronym or alphanumeric tokens (LeanAgent, BOFormer,
     H100, 175B) that few papers use."""
@@ -128,8 +134,7 @@ def names(question: str, stats: TermStats | None) -> list[str]:
             continue
         if re.fullmatch(r"\d+(?:\.\d+)?%?", e) or e.upper() in ("ICLR",) or re.fullmatch(r"(?:19|20)\d\d", e):
             continue
-        ws = words(e)
-        if stats is not None and ws and all(stats.df.get(stem(w), 0) > RARE_NAME_DF for w in ws):
+        if common_term(e, stats):
             continue
         out.append(e)
     return out
@@ -149,8 +154,7 @@ def names_paper(question: str, title: str, qnames: Sequence[str] = (), stats: Te
     qwords = set(words(question))
     name = _name_part(title)
     if name and set(words(name)) <= qwords and any(len(w) >= 3 for w in words(name)):
-        common = stats is not None and all(stats.df.get(stem(w), 0) > RARE_NAME_DF for w in words(name))
-        if not common or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question):
+        if not common_term(name, stats) or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question):
             return True
     title_words = set(words(title))
     if any(set(words(n)) <= title_words for n in qnames):

@@ -248,7 +248,8 @@ class Reading(BaseModel):
         return head or rest
 
 
-_PARENS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+# An aside in parentheses or brackets: what a text says of something else, not what it states
+ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 # Where a question stops stating what it wants: a contrast ("rather than X", "as opposed to X", "not
 # new attacks"), examples ("such as X", "e.g. X"), or a second question ("…, and how do they …").
 _CUT = re.compile(
@@ -263,7 +264,7 @@ _CUT = re.compile(
 def clean(text: str) -> str:
     """The part of a question that states what it wants: without parentheses, contrasts, examples
     and a trailing second question."""
-    text = _PARENS.sub(" ", text)
+    text = ASIDE.sub(" ", text)
     cut = _CUT.sub(" ", text)
     return cut if words(cut) else text
 
