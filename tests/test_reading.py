@@ -65,6 +65,17 @@ from rag.types import Source
         # examples after "e.g." are not asked for; "provide" frames what is asked, as "propose" does
         ("Which papers provide differential privacy guarantees for large language models, e.g. for prompting?",
          "theory", "differential privacy guarantees — for large language models"),
+        # "outside X" is a contrast; what a contrast says it does not want asks for nothing
+        ("Which papers apply Mamba or other state-space models outside language modeling, e.g. to vision?",
+         "papers", "mamba state-space models"),
+        ("Which papers evaluate long-context language models, rather than proposing new methods?", "papers",
+         "long-context language models — must evaluate or benchmark"),
+        ("How can training of graph neural networks avoid messages from outside the batch?", "method",
+         "training of graph neural networks avoid messages — from outside batch"),
+        # a setting of any model is none; "the number of" and a general verb make no part of the topic
+        ("Which papers propose new backdoor attacks on ML models?", "papers", "backdoor attacks — must attack"),
+        ("How do papers cut the number of sampling steps of diffusion models?", "method",
+         "cut sampling steps diffusion models"),
     ],
 )
 def test_questions_read_into_topic_and_constraints(question: str, asks: str, described: str) -> None:

@@ -398,3 +398,45 @@ def test_either_side_of_a_and_b_answers(full_rag) -> None:
     a = full_rag.ask("What do papers find about why attention sinks and extreme activation outliers arise in LLMs, "
                      "and how do they suppress or work around them?")
     assert not a.refused and any("Attention Sink" in t for t in _titles(a)), a.text
+
+
+def test_a_long_topic_in_the_askers_words_lists_the_papers_using_its_technique(full_rag) -> None:
+    # no abstract says "decompose model activations into interpretable features"; the sparse
+    # autoencoder papers do it in their own words (it was refused)
+    a = full_rag.ask("Which papers use sparse autoencoders to decompose model activations into interpretable "
+                     "features, or evaluate how well SAEs do this?")
+    assert not a.refused and len(a.items) >= 4, a.text
+    assert a.text.startswith("No abstract here states “decompose model activations"), a.text
+    assert "meet the rest (using sparse autoencoders)" in a.text.split("\n", 1)[0], a.text
+    assert all("sparse autoencoder" in (t.lower() + " " + s.text.lower()) for t, s in
+               ((it.title, next(x for x in a.sources if x.paper_id == it.paper_id)) for it in a.items)), a.text
+    assert_every_cited_sentence_supported(a)
+    # a setting alone lists nothing: the false premise stays refused
+    b = full_rag.ask("Which papers train a one-trillion-parameter language model on a single consumer GPU?")
+    assert b.refused, b.text
+
+
+def test_an_attack_question_lists_no_paper_whose_title_names_a_defence(full_rag) -> None:
+    # "on ML models" is any model (it was a setting no paper states, and the answer was refused);
+    # "… Poisoned Sample Detection Against Backdoor Attacks" was listed first
+    a = full_rag.ask("Which papers propose new backdoor or data-poisoning attacks on ML models, rather than "
+                     "defenses against them?")
+    assert not a.refused and a.items, a.text
+    titles = _titles(a)
+    assert any(t.startswith("Wicked Oddities") for t in titles), a.text
+    assert not [t for t in titles if re.search(r"\b(?:Detection|Mitigating|Defense|Protecting)\b", t)], a.text
+
+
+def test_a_why_question_about_an_unmentioned_name_names_its_premise(full_rag) -> None:
+    a = full_rag.ask("Why do Kolmogorov-Arnold Networks (KANs) outperform Transformers on large-scale language "
+                     "modeling, as ICLR 2025 papers report?")
+    assert a.refused
+    assert "No ICLR 2025 abstract here states “Kolmogorov-Arnold Networks (KANs) outperform Transformers" in a.text, a.text
+
+
+def test_a_general_verb_and_the_number_of_are_no_part_of_the_topic(full_rag) -> None:
+    # "cut the number of sampling steps …" was read as two parts, "cut number" and the rest, which
+    # no paper held: two papers were listed
+    a = full_rag.ask("How do papers cut the number of sampling steps needed by diffusion and flow models?")
+    assert len(a.items) >= 6, a.text
+    assert any(t.startswith("One Step Diffusion via Shortcut Models") for t in _titles(a)), a.text

@@ -251,12 +251,30 @@ _STRONG = frozenset(
 )
 
 
+# "Why do KANs outperform Transformers on language modeling, as papers report?" presupposes the
+# comparison: that is its claim
+_WHY_CLAIM = re.compile(
+    r"^\W*why\s+(?:do|does|did|is|are|can|would)\s+(?P<claim>[^?]*?\b(?:beat|outperform|surpass|exceed|rival)s?\b"
+    r"[^?]*?)(?:,\s*(?:as|according)\b[^?]*)?\s*[?.!]*$",
+    re.I,
+)
+
+
 def asserted_claim(question: str) -> str | None:
     """The claim of a "which paper shows that <claim>?" question, if it has one."""
     if not is_question(question):
         return None
     m = _CLAIM.search(question)
     return m.group("claim") if m else None
+
+
+def presupposed(question: str) -> str | None:
+    """What a question takes for granted: its claim, or the comparison a why-question asks
+    explained. Named as unsupported only when no close paper mentions its subject at all (a
+    comparison an abstract words otherwise, "Adam outperforms SGD when training language models",
+    is no false premise)."""
+    m = _WHY_CLAIM.search(question) if is_question(question) else None
+    return asserted_claim(question) or (m.group("claim") if m else None)
 
 
 def claim_coverage(claim: str, source: Source, stats: TermStats) -> float:
@@ -355,6 +373,7 @@ class Assessment:
     matching_ids: list[str] = field(default_factory=list)  # the same as paper ids (set by the engine)
     related: list[Item] = field(default_factory=list)  # on topic, missing a constraint (Item.missing)
     premise: str = ""  # what no abstract states, when that is why nothing is listed
+    loose: str = ""  # the topic no paper states in the question's words, when the rest lists papers
     explain: str = ""  # a sentence for people on why the question was refused (empty: the refusal says it)
     scores: dict[str, float] = field(default_factory=dict)  # internal figures: logs and evals only
 
@@ -417,7 +436,13 @@ def assess(
     found = set(words(" ".join(f"{s.title} {s.text}" for s in top)))
     unknown = [n for n in focus.names if not set(words(n)) <= found] if is_question(question) else []
     if unknown:
-        return Assessment(False, f"no retrieved paper mentions {unknown[0]}", focus)
+        out = Assessment(False, f"no retrieved paper mentions {unknown[0]}", focus)
+        claim = presupposed(question)
+        if claim:  # "Why do KANs outperform Transformers …": what no abstract here states is the claim
+            out.premise = f"that {claim}" if f"that {claim}" in question else claim
+        else:
+            out.explain = f"None of the papers closest to the question mentions “{unknown[0]}”."
+        return out
     named_titles = [s.title for s in sources if s.number in focus.named]
     terms = ask_terms(question, named_titles)
     all_terms = ask_terms(question)
@@ -520,6 +545,7 @@ def assess(
         )
         if best >= cfg.single_share and named_rarest:
             strict = False
+    loose: list[int] = []
     if strict:
         adm.hold_deep(order, cfg.deep_rank, keep=focus.named)
         matching = [n for n in order if n in focus.named or adm.judgements[n].admitted]
@@ -537,6 +563,9 @@ def assess(
                     j.missing = [passing, *j.missing]
                     related.append(n)
             related.sort(key=lambda n: (len(adm.judgements[n].missing), -adm.judgements[n].fit))
+        loose = _paraphrased(adm, reading, order[: head or len(order)]) if list_question and not matching else []
+        if loose:
+            matching, related = loose, [n for n in related if n not in loose]
     else:  # a description or an empty reading: the first candidates, as retrieved
         matching, related = order[: max_items or len(order)], []
     details = asked_details(question)
@@ -600,7 +629,22 @@ def assess(
     return Assessment(
         True, "answered from the abstracts", focus, items[:limit], coverage,
         reading=reading, matching=matching, related=rel_items, scores=scores,
+        loose=reading.topic.label if loose and reading.topic else "",
     )
+
+
+PARAPHRASED_WORDS = 3  # a topic of this many words or more is likely the asker's words, not the papers'
+
+
+def _paraphrased(adm: Admission, reading: Reading, shown: Sequence[int]) -> list[int]:
+    """When no paper meets a list question, those of the first candidates that use its technique
+    and meet every other constraint, if its topic is long: "Which papers use sparse autoencoders to
+    decompose model activations into interpretable features?" describes in its own words what the
+    papers that use them do. A setting or a direction alone lists nothing ("… on a single GPU")."""
+    technique = any(f.kind == "technique" and f.required for f, _ in adm.constraints)
+    if not technique or sum(len(u.alternatives[0]) for u in adm.topic if u.alternatives) < PARAPHRASED_WORDS:
+        return []
+    return [n for n in shown if not adm.judgements[n].missing and not adm.judgements[n].on_topic]
 
 
 def _missing_phrase(items: Sequence[Item]) -> str:

@@ -66,6 +66,11 @@ def count_line(verdict: Assessment, shown: int) -> str:
     if verdict.focus.kind != "list" or n == 0:
         return ""
     what = f" ({verdict.reading.describe()})" if verdict.reading is not None and verdict.reading.constraints else ""
+    if verdict.loose and verdict.reading is not None:
+        rest = ", ".join(c.label for c in verdict.reading.constraints)
+        first = f"the {shown} closest" if n > shown else "closest first"
+        return (f"No abstract here states “{verdict.loose}” in those words; {n} paper{'s' if n != 1 else ''} "
+                f"here meet{'s' if n == 1 else ''} the rest ({rest}), {first}:")
     if n > shown:
         return f"{n} papers here meet this{what}; the {shown} most relevant:"
     return f"{n} paper{'s' if n != 1 else ''} here meet{'s' if n == 1 else ''} this{what}:"

@@ -198,7 +198,8 @@ SOFT = frozenset(
     overcomes tackle tackles resolve resolves combat combats reduce reduces reducing deal dealing cope
     coping fine-tune fine-tunes fine-tuning finetune finetunes finetuning tune tunes train trains learn learns
     use uses apply applies improve improves improving enhance enhances boost boosts better struggle struggles
-    struggling hurt hurts compromise compromises add adds adding""".split()
+    struggling hurt hurts compromise compromises add adds adding cut cuts cutting require
+    requires required number""".split()
 )
 
 
@@ -251,10 +252,16 @@ class Reading(BaseModel):
 # An aside in parentheses or brackets: what a text says of something else, not what it states
 ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 # Where a question stops stating what it wants: a contrast ("rather than X", "as opposed to X", "not
-# new attacks"), examples ("such as X", "e.g. X"), or a second question ("…, and how do they …").
+# new attacks", "outside language modeling"), examples ("such as X", "e.g. X"), or a second question
+# ("…, and how do they …").
+_CONTRAST_WORDS = (
+    r"rather\s+than|as\s+opposed\s+to|instead\s+of|other\s+than|as\s+distinct\s+from|"
+    r"(?<!from\s)outside\s+(?:of\s+)?(?!(?:the|a|an|its|their|this|these)\b)|"
+    r"not\s+(?:new|just|only|merely)|but\s+not"
+)
+_CONTRAST = re.compile(rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS})\b.*$|,\s*not\b.*$", re.I | re.S)
 _CUT = re.compile(
-    r"(?:,\s*)?\b(?:rather\s+than|as\s+opposed\s+to|instead\s+of|other\s+than|as\s+distinct\s+from|"
-    r"not\s+(?:new|just|only|merely)|but\s+not|such\s+as|for\s+example|for\s+instance|"
+    rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS}|such\s+as|for\s+example|for\s+instance|"
     r"according\s+to|and\s+(?:how|why|what|which|where|when|along)|including)\b.*$|,\s*not\b.*$|"
     r"(?:,\s*)?\be\.\s?g\.?(?!\w).*$",
     re.I | re.S,
@@ -462,8 +469,11 @@ def _units(words: list[str]) -> list[Unit]:
 
 
 def _asks(question: str) -> Asks:
+    """What the question asks for, read before any contrast: "…, rather than only proposing a new
+    editing method" asks for papers, not for methods."""
+    stated = _CONTRAST.sub(" ", question)
     for kind, rx in _ASKS_RULES:
-        if rx.search(question):
+        if rx.search(stated):
             return kind
     return "papers"
 
@@ -490,7 +500,8 @@ def _label(kind: FacetKind, marker: str, words: list[str]) -> str:
 # What "A of B" asks of B in general: no topic of its own ("the role of attention sinks").
 _OF_HEADS = frozenset("""role roles impact impacts effect effects importance influence use uses usage benefit
     benefits nature power limit limits limitation limitations behavior behaviour behaviors emergence
-    properties property analysis study understanding kind kinds type types form forms aspect aspects""".split())
+    properties property analysis study understanding kind kinds type types form forms aspect aspects number
+    amount""".split())
 
 
 def _topic_units(topic_words: list[str]) -> list[Unit]:
@@ -505,6 +516,8 @@ def _topic_units(topic_words: list[str]) -> list[Unit]:
     rest = _units(topic_words[at + 1 :])
     if not head:  # "the role of attention sinks": the sinks are the topic
         return rest
+    if all(u.weight < 1.0 for u in head):  # "cut the number of sampling steps": a general verb is no part
+        return head + rest
     return head + [u.model_copy(update={"part": 1}) for u in rest]
 
 
@@ -662,6 +675,8 @@ def read(question: str, search_text: str | None = None) -> Reading:
         if kind_ == "topic":
             topic_words += [",", *ws] if topic_words else ws
             continue
+        if kind_ == "setting" and all(w in _GENERIC_OBJECTS or not _is_content(w) for w in ws):
+            continue  # "attacks on ML models", "in deep neural networks": any model, no setting
         if ws[:1] == ["without"]:
             rest = ws[1:]
             trains = any(w.startswith(("train", "retrain", "fine", "tun", "updat")) for w in rest)
