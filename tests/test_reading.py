@@ -567,3 +567,48 @@ def test_a_and_b_with_a_phrase_on_each_side_is_met_by_either() -> None:
     other = _source(2, "Graph Coloring", ["We color graphs with LLMs."])
     stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (sink, other))
     assert admit(reading, [sink, other], stats).admitted() == [1]
+
+
+def test_a_phrase_is_met_across_a_stop_word_the_question_drops() -> None:
+    # the question's "reward over-optimization" keeps no stop word; the title writes "over"
+    papers = [_source(1, "Mitigating Reward Over-Optimization in RLHF", [
+        "We propose a regularizer that keeps the policy close to the reward model's support."])]
+    adm = admit(read("How do papers prevent reward hacking or reward over-optimization?"), papers,
+                TermStats.from_texts(f"{s.title} {s.text}" for s in papers))
+    assert adm.admitted() == [1]
+
+
+def test_an_attack_question_turns_down_a_title_that_names_a_defence() -> None:
+    defence = _source(1, "Poisoned Sample Detection Against Backdoor Attacks", [
+        "This work studies poisoned sample detection for defending against data poisoning based backdoor attacks."])
+    attack = _source(2, "Selectively Poisoning for Effective Clean-Label Backdoor Attacks", [
+        "We propose a new clean-label backdoor attack that poisons only the target class."])
+    papers = [defence, attack]
+    adm = admit(read("Which papers propose new backdoor attacks?"), papers,
+                TermStats.from_texts(f"{s.title} {s.text}" for s in papers))
+    assert adm.admitted() == [2] and adm.judgements[1].missing == ["must attack"]
+
+
+@pytest.mark.parametrize(
+    ("question", "described"),
+    [
+        # data a paper learns from is no benchmark asked for; "when trained" is no setting
+        ("Which papers study cooperative multi-agent reinforcement learning in the offline setting, learning only "
+         "from pre-collected datasets?",
+         "cooperative multi-agent reinforcement learning — in offline learning, from pre-collected datasets"),
+        ("Why do neural networks lose plasticity when trained on non-stationary data?",
+         "neural networks lose plasticity — on non-stationary data"),
+        # a hedge carries nothing
+        ("Which papers render novel views from sparse input images, possibly without camera poses?",
+         "render views — from sparse input images, without camera poses"),
+    ],
+)
+def test_what_a_question_uses_or_hedges_asks_for_nothing(question: str, described: str) -> None:
+    reading = read(question)
+    assert reading.asks in ("papers", "reason") and reading.describe() == described
+
+
+def test_non_english_languages_are_met_by_the_languages_papers_name() -> None:
+    (setting,) = read("Which papers adapt LLMs for low-resource or non-English languages?").constraints
+    assert ("arab",) in setting.units[0].alternatives or ("arabic",) in setting.units[0].alternatives
+    assert ("multilingu",) in setting.units[0].alternatives

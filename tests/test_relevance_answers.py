@@ -440,3 +440,11 @@ def test_a_general_verb_and_the_number_of_are_no_part_of_the_topic(full_rag) -> 
     a = full_rag.ask("How do papers cut the number of sampling steps needed by diffusion and flow models?")
     assert len(a.items) >= 6, a.text
     assert any(t.startswith("One Step Diffusion via Shortcut Models") for t in _titles(a)), a.text
+
+
+def test_data_a_question_learns_from_asks_for_no_benchmark(full_rag) -> None:
+    # "… learning only from pre-collected datasets" was read as asking for benchmarks, and refused
+    a = full_rag.ask("Which papers study cooperative multi-agent reinforcement learning in the offline setting, "
+                     "learning only from pre-collected datasets?")
+    assert not a.refused and any(t.startswith("ComaDICE") for t in _titles(a)), a.text
+    assert "benchmark" not in a.reading.describe()

@@ -25,7 +25,7 @@ from typing import NamedTuple
 from rag.text.citations import abstract_sentences
 from rag.text.reading import ASIDE, NAME_SUFFIXES, Facet, Reading, Unit, family_alternatives
 from rag.text.roles import OWN, Role, sentence_roles
-from rag.text.terms import PROPOSING, TermStats, stem, words
+from rag.text.terms import PROPOSING, STOPWORDS, TermStats, stem, words
 from rag.types import Source
 
 # Thresholds chosen on the relevance labels (evals/data/relevance_labels.jsonl, `rag eval --relevance`):
@@ -55,15 +55,22 @@ _RELEASED_CODE = re.compile(
 
 
 class Region(NamedTuple):
-    """A title or a sentence as stems: the set (a word anywhere) and the sequence (a phrase in order)."""
+    """A title or a sentence as stems: the set (a word anywhere) and the sequence (a phrase in order),
+    also without its stop words ("reward over-optimization" is the question's "reward optimization":
+    the question's phrases keep no stop word)."""
 
     stems: frozenset[str]
     seq: tuple[str, ...]
+    content: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, text: str) -> Region:
-        seq = tuple(stem(w) for w in words(_RELEASED_CODE.sub(" ", text)))
-        return cls(frozenset(seq), seq)
+        return cls.of_words(words(_RELEASED_CODE.sub(" ", text)))
+
+    @classmethod
+    def of_words(cls, ws: Sequence[str]) -> Region:
+        seq = tuple(stem(w) for w in ws)
+        return cls(frozenset(seq), seq, tuple(s for w, s in zip(ws, seq) if w.lower() not in STOPWORDS))
 
 
 @dataclass
@@ -240,7 +247,7 @@ def _has(region: Region, alt: tuple[str, ...], together: bool = False) -> bool:
     if together:
         return True
     n = len(alt)
-    return any(region.seq[i : i + n] == alt for i in range(len(region.seq) - n + 1))
+    return any(seq[i : i + n] == alt for seq in (region.seq, region.content) for i in range(len(seq) - n + 1))
 
 
 def met(unit: Unit, regions: Sequence[Region]) -> bool:
@@ -326,9 +333,9 @@ def own_mentions(text: str, alts: Sequence[tuple[str, ...]], family: str = "") -
 def own_region(text: str) -> Region:
     """A sentence as stems without the words someone else owns ("… results across HumanEval+ and
     LiveCodeBench": the benchmarks are the ones the paper runs, not the one it introduces)."""
-    toks = [stem(w) for w in words(text)]
-    seq = tuple(t for i, t in enumerate(toks) if not _theirs(toks, i))
-    return Region(frozenset(seq), seq)
+    ws = words(text)
+    toks = [stem(w) for w in ws]
+    return Region.of_words([w for i, w in enumerate(ws) if not _theirs(toks, i)])
 
 
 def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:

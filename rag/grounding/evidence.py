@@ -640,7 +640,9 @@ def _paraphrased(adm: Admission, reading: Reading, shown: Sequence[int]) -> list
     """When no paper meets a list question, those of the first candidates that use its technique
     and meet every other constraint, if its topic is long: "Which papers use sparse autoencoders to
     decompose model activations into interpretable features?" describes in its own words what the
-    papers that use them do. A setting or a direction alone lists nothing ("… on a single GPU")."""
+    papers that use them do. A setting or a direction alone lists nothing: "… on a single GPU" is no
+    answer to a false premise, and "Which papers defend against membership inference attacks?"
+    (which no paper here does) is not answered by every defence."""
     technique = any(f.kind == "technique" and f.required for f, _ in adm.constraints)
     if not technique or sum(len(u.alternatives[0]) for u in adm.topic if u.alternatives) < PARAPHRASED_WORDS:
         return []
