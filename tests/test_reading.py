@@ -72,6 +72,9 @@ from rag.types import Source
          "long-context language models — must evaluate or benchmark"),
         ("How can training of graph neural networks avoid messages from outside the batch?", "method",
          "training of graph neural networks avoid messages — from outside batch"),
+        # one of two verbs is a direction: the other is no topic
+        ("Which papers stress-test or evaluate machine unlearning?", "papers",
+         "machine unlearning — must evaluate or benchmark"),
         # a setting of any model is none; "the number of" and a general verb make no part of the topic
         ("Which papers propose new backdoor attacks on ML models?", "papers", "backdoor attacks — must attack"),
         ("How do papers cut the number of sampling steps of diffusion models?", "method",

@@ -609,6 +609,16 @@ def read(question: str, search_text: str | None = None) -> Reading:
         w = words[i]
         nxt = words[i + 1] if i + 1 < len(words) else ""
         has_content = any(_is_content(x) for x in current) or any(s[0] == "topic" for s in segments)
+        if (direction is None and i == 0 and nxt in _OR and i + 2 < len(words)
+                and (w in _OPENER_OF or words[i + 2] in _OPENER_OF)
+                and len({_OPENER_OF.get(w), _OPENER_OF.get(words[i + 2])} - {None}) == 1):
+            # "stress-test or evaluate machine unlearning": one of the question's verbs is a direction
+            # (two directions, "detect or remove watermarks", are read as before)
+            direction = _OPENER_OF.get(w) or _OPENER_OF[words[i + 2]]
+            i += 3
+            if i < len(words) and words[i] in ("against", "from", "of", "for", "up"):
+                i += 1
+            continue
         if direction is None and w in _OPENER_OF and not any(_is_content(x) for x in current) and not segments:
             # "defend against jailbreaks", "detect AI-generated images": the question's own action
             direction = _OPENER_OF[w]
