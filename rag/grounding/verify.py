@@ -67,10 +67,10 @@ def count_line(verdict: Assessment, shown: int) -> str:
         return ""
     what = f" ({verdict.reading.describe()})" if verdict.reading is not None and verdict.reading.constraints else ""
     if verdict.loose and verdict.reading is not None:
+        # the papers meet what the question names (its technique); its long topic only in other words
         rest = ", ".join(c.label for c in verdict.reading.constraints)
-        first = f"the {shown} closest" if n > shown else "closest first"
-        return (f"No abstract here states “{verdict.loose}” in those words; {n} paper{'s' if n != 1 else ''} "
-                f"here meet{'s' if n == 1 else ''} the rest ({rest}), {first}:")
+        first = f"the {shown} closest to the question" if n > shown else "closest to the question first"
+        return f"{n} paper{'s' if n != 1 else ''} here {rest} (read loosely: “{verdict.loose}”), {first}:"
     if n > shown:
         return f"{n} papers here meet this{what}; the {shown} most relevant:"
     return f"{n} paper{'s' if n != 1 else ''} here meet{'s' if n == 1 else ''} this{what}:"

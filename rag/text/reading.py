@@ -204,7 +204,7 @@ SOFT = frozenset(
     coping fine-tune fine-tunes fine-tuning finetune finetunes finetuning tune tunes train trains learn learns
     use uses apply applies improve improves improving enhance enhances boost boosts better struggle struggles
     struggling hurt hurts compromise compromises add adds adding cut cuts cutting require
-    requires required number target targets targeting""".split()
+    requires required number target targets targeting adapt adapts adapting""".split()
 )
 
 
