@@ -615,3 +615,14 @@ def test_non_english_languages_are_met_by_the_languages_papers_name() -> None:
     (setting,) = read("Which papers adapt LLMs for low-resource or non-English languages?").constraints
     assert ("arab",) in setting.units[0].alternatives or ("arabic",) in setting.units[0].alternatives
     assert ("multilingu",) in setting.units[0].alternatives
+
+
+def test_a_detection_question_turns_down_a_title_that_names_a_remedy() -> None:
+    remedy = _source(1, "Reducing Hallucinations in Vision-Language Models via Latent Space Steering", [
+        "We identify that hallucinations arise from the sensitivity of text decoders to vision inputs."])
+    detector = _source(2, "Detecting Hallucinations in Retrieval-Augmented Generation", [
+        "We propose a method that detects hallucinations from the model's internal states."])
+    papers = [remedy, detector]
+    adm = admit(read("Which papers detect hallucinations?"), papers,
+                TermStats.from_texts(f"{s.title} {s.text}" for s in papers))
+    assert adm.admitted() == [2] and adm.judgements[1].missing == ["must detect"]

@@ -293,7 +293,8 @@ OPPOSITE = {
     "withstand": ("attack", "attacks", "attacking", "attacker"),
     "attack": ("defense", "defence", "defend", "defending", "guardrail", "detect", "detection", "detecting",
                "mitigate", "mitigating", "mitigation", "protect", "protecting", "protection"),
-    "detect": ("attack", "attacks", "evasion", "evade", "evading", "removal", "remove", "forge", "forgery"),
+    "detect": ("attack", "attacks", "evasion", "evade", "evading", "removal", "remove", "forge", "forgery",
+               "reduce", "reducing", "mitigate", "mitigating", "mitigation"),
 }
 
 
@@ -347,9 +348,9 @@ def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:
     first = [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r == "contribution"][:1]
     if opposite and any(own_mentions(t, opposite) for t in first) and not any(own_mentions(t, alts) for t in first):
         return 0.0  # "RobustKV: Defending ... against Jailbreak Attacks" is no attack paper
-    if family == "attack" and own_mentions(first[0], opposite) and not own_mentions(first[0], alts):
-        # a title that names a defence ("Poisoned Sample Detection Against Backdoor Attacks") names
-        # the paper's side, whatever attacks its abstract studies on the way
+    if family in ("attack", "detect") and own_mentions(first[0], opposite) and not own_mentions(first[0], alts):
+        # a title that names a defence ("Poisoned Sample Detection Against Backdoor Attacks") or a
+        # remedy ("Reducing Hallucinations in …") names the paper's side, whatever it finds on the way
         return 0.0
     # an aside in parentheses describes something else ("… on LiveCodeBench (a contamination-free benchmark)")
     texts = [ASIDE.sub(" ", t) for t in
