@@ -581,15 +581,30 @@ def test_a_phrase_is_met_across_a_stop_word_the_question_drops() -> None:
     assert adm.admitted() == [1]
 
 
-def test_an_attack_question_turns_down_a_title_that_names_a_defence() -> None:
-    defence = _source(1, "Poisoned Sample Detection Against Backdoor Attacks", [
-        "This work studies poisoned sample detection for defending against data poisoning based backdoor attacks."])
-    attack = _source(2, "Selectively Poisoning for Effective Clean-Label Backdoor Attacks", [
-        "We propose a new clean-label backdoor attack that poisons only the target class."])
-    papers = [defence, attack]
-    adm = admit(read("Which papers propose new backdoor attacks?"), papers,
-                TermStats.from_texts(f"{s.title} {s.text}" for s in papers))
-    assert adm.admitted() == [2] and adm.judgements[1].missing == ["must attack"]
+@pytest.mark.parametrize(
+    ("question", "other_side", "own_side", "direction"),
+    [
+        ("Which papers propose new backdoor attacks?",
+         ("Poisoned Sample Detection Against Backdoor Attacks",
+          "This work studies poisoned sample detection for defending against data poisoning based backdoor attacks."),
+         ("Selectively Poisoning for Effective Clean-Label Backdoor Attacks",
+          "We propose a new clean-label backdoor attack that poisons only the target class."),
+         "must attack"),
+        ("Which papers detect hallucinations?",
+         ("Reducing Hallucinations in Vision-Language Models via Latent Space Steering",
+          "We identify that hallucinations arise from the sensitivity of text decoders to vision inputs."),
+         ("Detecting Hallucinations in Retrieval-Augmented Generation",
+          "We propose a method that detects hallucinations from the model's internal states."),
+         "must detect"),
+    ],
+)
+def test_a_title_that_names_the_other_side_decides_the_direction(
+        question: str, other_side: tuple[str, str], own_side: tuple[str, str], direction: str) -> None:
+    # a defence ("… Detection Against Backdoor Attacks") is no attack, a remedy ("Reducing …") no detector,
+    # whatever their abstracts find on the way
+    papers = [_source(1, other_side[0], [other_side[1]]), _source(2, own_side[0], [own_side[1]])]
+    adm = admit(read(question), papers, TermStats.from_texts(f"{s.title} {s.text}" for s in papers))
+    assert adm.admitted() == [2] and adm.judgements[1].missing == [direction]
 
 
 @pytest.mark.parametrize(
@@ -615,14 +630,3 @@ def test_non_english_languages_are_met_by_the_languages_papers_name() -> None:
     (setting,) = read("Which papers adapt LLMs for low-resource or non-English languages?").constraints
     assert ("arab",) in setting.units[0].alternatives or ("arabic",) in setting.units[0].alternatives
     assert ("multilingu",) in setting.units[0].alternatives
-
-
-def test_a_detection_question_turns_down_a_title_that_names_a_remedy() -> None:
-    remedy = _source(1, "Reducing Hallucinations in Vision-Language Models via Latent Space Steering", [
-        "We identify that hallucinations arise from the sensitivity of text decoders to vision inputs."])
-    detector = _source(2, "Detecting Hallucinations in Retrieval-Augmented Generation", [
-        "We propose a method that detects hallucinations from the model's internal states."])
-    papers = [remedy, detector]
-    adm = admit(read("Which papers detect hallucinations?"), papers,
-                TermStats.from_texts(f"{s.title} {s.text}" for s in papers))
-    assert adm.admitted() == [2] and adm.judgements[1].missing == ["must detect"]
