@@ -630,3 +630,9 @@ def test_non_english_languages_are_met_by_the_languages_papers_name() -> None:
     (setting,) = read("Which papers adapt LLMs for low-resource or non-English languages?").constraints
     assert ("arab",) in setting.units[0].alternatives or ("arabic",) in setting.units[0].alternatives
     assert ("multilingu",) in setting.units[0].alternatives
+
+
+def test_a_noun_for_what_is_made_or_fed_weighs_as_a_general_verb() -> None:
+    # "content" alone (rarer than "AI-generated" in abstracts) made a style-disentanglement paper on topic
+    units = {u.text: u.weight for u in read("Which papers detect AI-generated content?").topic.units}
+    assert units["content"] < 1.0 and units["ai-generated"] == 1.0

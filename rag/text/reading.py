@@ -208,6 +208,12 @@ SOFT = frozenset(
 )
 
 
+# Nouns that name what is made or fed, not what it is ("AI-generated content", "out-of-distribution
+# inputs"): weak evidence, as the general verbs are ("Unsupervised Disentanglement of Content and
+# Style" was related to "detect AI-generated or deepfake content" on "content" alone).
+WEAK_NOUNS = frozenset("content contents inputs outputs".split())
+
+
 class Unit(BaseModel):
     """One thing a facet needs: any of `alternatives` (each a tuple of stems met in one sentence)."""
 
@@ -366,7 +372,7 @@ def _word_unit(w: str) -> Unit | None:
         for fam in _FAMILY_OF.get(stem(w), []):
             if fam not in DIRECTIONS or fam == "evaluate":
                 alts += family_alternatives(fam)
-    return Unit(text=w, alternatives=list(dict.fromkeys(alts)), weight=0.34 if w in SOFT else 1.0)
+    return Unit(text=w, alternatives=list(dict.fromkeys(alts)), weight=0.34 if w in SOFT | WEAK_NOUNS else 1.0)
 
 
 def _phrase_units(words: list[str]) -> list[Unit]:
