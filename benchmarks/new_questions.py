@@ -1,0 +1,58 @@
+"""What the answers to new questions list and miss, against the papers their writers found.
+
+Reads a questions file of `evals/data` (`relevance_new16_questions.jsonl`, `relevance_new20_questions.jsonl`:
+one JSON per line with qid, kind, question, relevant and partly ids), asks each question of the
+store in the settings (RAG_STORE__PATH), and prints per question the reading, whether it was refused,
+and each listed paper marked Y (on the writer's relevant list), p (partly) or . (neither); then the
+totals: papers listed, of them relevant and partly, relevant papers not counted, questions refused.
+No judgement by reading: the writers' lists are a key for what a list holds and misses.
+
+    RAG_STORE__PATH=<store of the 2,115 papers> python benchmarks/new_questions.py evals/data/relevance_new16_questions.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rag import RAG, Settings  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("questions", type=Path, nargs="+", help="questions files (JSON lines)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    rag = RAG(Settings())
+    totals = {"questions": 0, "listed": 0, "relevant": 0, "partly": 0, "not counted": 0, "refused": 0}
+    for path in args.questions:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            relevant, partly = set(row["relevant"]), set(row["partly"])
+            answer = rag.ask(row["question"])
+            totals["questions"] += 1
+            totals["refused"] += answer.refused
+            print(f"{row['qid']} [{row['kind']}] {row['question']}")
+            print(f"    read: {answer.reading.note() if answer.reading else '-'}{' | refused' if answer.refused else ''}")
+            for item in answer.items:
+                mark = "Y" if item.paper_id in relevant else "p" if item.paper_id in partly else "."
+                totals["listed"] += 1
+                totals["relevant"] += mark == "Y"
+                totals["partly"] += mark == "p"
+                print(f"    {mark} {item.title}")
+            missed = relevant - set(answer.matching_ids)
+            totals["not counted"] += len(missed)
+            print(f"    relevant not counted: {len(missed)} of {len(relevant)}")
+    print(" | ".join(f"{k} {v}" for k, v in totals.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
