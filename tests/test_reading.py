@@ -636,3 +636,13 @@ def test_a_noun_for_what_is_made_or_fed_weighs_as_a_general_verb() -> None:
     # "content" alone (rarer than "AI-generated" in abstracts) made a style-disentanglement paper on topic
     units = {u.text: u.weight for u in read("Which papers detect AI-generated content?").topic.units}
     assert units["content"] < 1.0 and units["ai-generated"] == 1.0
+
+
+def test_either_wording_of_a_restated_topic_is_met() -> None:
+    # "X, i.e. Y": a paper on gradient inversion recovers the training data; it need not say "privacy"
+    reading = read("Which papers attack the privacy of shared updates, i.e. recovering private training data?")
+    assert "i.e" not in " ".join(u.text for u in reading.topic.units)  # no unit spans the two wordings
+    papers = [_source(1, "Recovering Private Training Data from Gradients", [
+        "We present the first exact gradient inversion attack that recovers the private training data of a client."])]
+    adm = admit(reading, papers, TermStats.from_texts(f"{s.title} {s.text}" for s in papers))
+    assert adm.admitted() == [1]

@@ -414,11 +414,13 @@ KIND_GROUP = {"benchmark": "a benchmark or evaluation", "evaluation": "a benchma
 def and_sides(topic: Sequence[Unit], text: str) -> list[list[Unit]]:
     """The two noun phrases of an "A and B" topic, when each has two units or more ("attention sinks and
     extreme activation outliers"): either is a topic of its own. "speech and audio generation" shares
-    its head, so it has no sides."""
+    its head, so it has no sides. The two wordings of "A, i.e. B" are sides too ("the privacy of
+    trained models, i.e. recovering private training data")."""
     said = words(text)
-    if said.count("and") != 1 or not topic:
+    sep = next((w for w in ("i.e", "ie") if w in said), "and")
+    if said.count(sep) != 1 or not topic:
         return []
-    cut = said.index("and")
+    cut = said.index(sep)
     before = {stem(w) for w in said[:cut]}
     first = [u for u in topic if u.alternatives and set(u.alternatives[0]) <= before]
     second = [u for u in topic if u not in first]

@@ -279,6 +279,10 @@ _CUT = re.compile(
 )
 
 
+# "X, i.e. Y": Y words X again; either wording is the topic (rag.grounding.admission.and_sides)
+_RESTATES = frozenset({"i.e", "ie"})
+
+
 def clean(text: str) -> str:
     """The part of a question that states what it wants: without parentheses, contrasts, examples
     and a trailing second question."""
@@ -732,7 +736,13 @@ def read(question: str, search_text: str | None = None) -> Reading:
         # "propose new jailbreak attacks", "make sampling faster": a direction noun in the topic is
         # the direction too (the topic keeps the word)
         direction = next((_NOUN_DIRECTION[w] for w in topic_words if w in _NOUN_DIRECTION), None)
-    topic_units = _topic_units(topic_words)
+    restated = next((i for i, w in enumerate(topic_words) if w in _RESTATES), None)
+    if restated:  # "the privacy of trained models, i.e. recovering private training data": two wordings
+        topic_units = [u.model_copy(update={"part": 0}) for u in  # either wording, so no "A of B" parts
+                       _topic_units([w for w in topic_words[:restated] if w != ","])
+                       + _topic_units([w for w in topic_words[restated + 1:] if w != ","])]
+    else:
+        topic_units = _topic_units(topic_words)
     topic = None
     if topic_units:
         label = " ".join(("of " if u.part and not v.part else "") + u.text for v, u in zip([topic_units[0], *topic_units], topic_units))
