@@ -616,6 +616,9 @@ def test_a_title_that_names_the_other_side_decides_the_direction(
          "cooperative multi-agent reinforcement learning — in offline learning, from pre-collected datasets"),
         ("Why do neural networks lose plasticity when trained on non-stationary data?",
          "neural networks lose plasticity — on non-stationary data"),
+        # a topic of general verbs and any model is none: where it is done is the topic
+        ("Which papers target running or fine-tuning models on edge or mobile devices?",
+         "edge or mobile devices"),
         # a hedge carries nothing
         ("Which papers render novel views from sparse input images, possibly without camera poses?",
          "render views — from sparse input images, without camera poses"),

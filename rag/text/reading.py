@@ -204,7 +204,7 @@ SOFT = frozenset(
     coping fine-tune fine-tunes fine-tuning finetune finetunes finetuning tune tunes train trains learn learns
     use uses apply applies improve improves improving enhance enhances boost boosts better struggle struggles
     struggling hurt hurts compromise compromises add adds adding cut cuts cutting require
-    requires required number target targets targeting adapt adapts adapting""".split()
+    requires required number target targets targeting adapt adapts adapting run runs running""".split()
 )
 
 
@@ -758,8 +758,10 @@ def read(question: str, search_text: str | None = None) -> Reading:
             ),
         )
     first = next((c for c in constraints if c.kind != "direction" and c.required), None)
-    if topic is not None and first is not None and all(u.weight < 1.0 for u in topic.units):
-        # "learn from noisy labels": a general verb is no topic; what it is done from is
+    if topic is not None and first is not None and all(
+            u.weight < 1.0 or all(w in SOFT | _GENERIC_OBJECTS | {"or"} for w in u.text.split()) for u in topic.units):
+        # "learn from noisy labels": a general verb is no topic; what it is done from is ("run or
+        # fine-tune models on edge devices": the devices)
         constraints.remove(first)
         topic = first.model_copy(update={"kind": "topic", "label": " ".join(u.text for u in first.units)})
     if topic is None and constraints and constraints[0].kind != "direction":
