@@ -649,3 +649,9 @@ def test_either_wording_of_a_restated_topic_is_met() -> None:
         "We present the first exact gradient inversion attack that recovers the private training data of a client."])]
     adm = admit(reading, papers, TermStats.from_texts(f"{s.title} {s.text}" for s in papers))
     assert adm.admitted() == [1]
+
+
+def test_what_both_options_of_a_technique_act_on_is_needed() -> None:
+    # "pruning or merging tokens": a paper that prunes neurons uses neither
+    (_, technique) = read("How do papers speed up vision transformers by pruning or merging tokens?").constraints
+    assert {u.text: u.needed for u in technique.units} == {"pruning or merging": True, "tokens": True}

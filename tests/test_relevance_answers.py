@@ -449,3 +449,11 @@ def test_data_a_question_learns_from_asks_for_no_benchmark(full_rag) -> None:
                      "learning only from pre-collected datasets?")
     assert not a.refused and any(t.startswith("ComaDICE") for t in _titles(a)), a.text
     assert "benchmark" not in a.reading.describe()
+
+
+def test_a_question_no_paper_answers_names_what_it_asked_without_its_contrast(full_rag) -> None:
+    # no abstract here detects mislabeled examples; a novelty-discovery paper was listed on "examples"
+    a = full_rag.ask("Which papers detect mislabeled examples in training data, rather than training models that "
+                     "are robust to label noise?")
+    assert a.refused and not a.items, a.text
+    assert "No ICLR 2025 abstract here states “detect mislabeled examples in training data”." in a.text, a.text

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from rag.text.citations import abstract_sentences
-from rag.text.reading import ASIDE, NAME_SUFFIXES, Facet, Reading, Unit, family_alternatives
+from rag.text.reading import ASIDE, NAME_SUFFIXES, RESTATES, Facet, Reading, Unit, family_alternatives
 from rag.text.roles import OWN, Role, sentence_roles
 from rag.text.terms import PROPOSING, STOPWORDS, TermStats, stem, words
 from rag.types import Source
@@ -417,7 +417,7 @@ def and_sides(topic: Sequence[Unit], text: str) -> list[list[Unit]]:
     its head, so it has no sides. The two wordings of "A, i.e. B" are sides too ("the privacy of
     trained models, i.e. recovering private training data")."""
     said = words(text)
-    sep = next((w for w in ("i.e", "ie") if w in said), "and")
+    sep = next((w for w in RESTATES if w in said), "and")
     if said.count(sep) != 1 or not topic:
         return []
     cut = said.index(sep)

@@ -36,7 +36,7 @@ from rag.grounding.admission import (
 from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
 from rag.text.query import QueryIntent, answer_shape, asks_papers, is_question, strip_frame
-from rag.text.reading import Reading, Unit, read
+from rag.text.reading import Reading, Unit, clean, read
 from rag.text.roles import OWN
 from rag.text.terms import NEGATIONS, PROPOSAL_VERBS, TermStats, content_stems, entities, stem, words
 from rag.types import Source
@@ -618,7 +618,8 @@ def assess(
         it.missing = list(adm.judgements[it.number].missing)
     scores = {"ask_coverage": coverage, "matching": float(len(matching)), "related": float(len(related))}
     if not items:
-        premise = strip_frame(query.search_text if query is not None and query.search_text else question)
+        # what the question states it wants, without its contrast ("…, rather than training robust models")
+        premise = strip_frame(clean(query.search_text if query is not None and query.search_text else question))
         if rel_items:
             reason = "no abstract here states all of it: " + _missing_phrase(rel_items)
         else:

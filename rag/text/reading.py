@@ -208,10 +208,15 @@ SOFT = frozenset(
 )
 
 
+# Words that name no setting or topic of their own: any model, a general verb ("attacks on ML
+# models", "when trained", "running or fine-tuning models")
+_SAY_NOTHING = _GENERIC_OBJECTS | SOFT | {"trained"}
+
+
 # Nouns that name what is made or fed, not what it is ("AI-generated content", "out-of-distribution
 # inputs"): weak evidence, as the general verbs are ("Unsupervised Disentanglement of Content and
 # Style" was related to "detect AI-generated or deepfake content" on "content" alone).
-WEAK_NOUNS = frozenset("content contents inputs outputs".split())
+WEAK_NOUNS = frozenset("content contents inputs outputs examples".split())
 
 
 class Unit(BaseModel):
@@ -280,7 +285,7 @@ _CUT = re.compile(
 
 
 # "X, i.e. Y": Y words X again; either wording is the topic (rag.grounding.admission.and_sides)
-_RESTATES = frozenset({"i.e", "ie"})
+RESTATES = frozenset({"i.e", "ie"})
 
 
 def clean(text: str) -> str:
@@ -705,7 +710,7 @@ def read(question: str, search_text: str | None = None) -> Reading:
         if kind_ == "topic":
             topic_words += [",", *ws] if topic_words else ws
             continue
-        if kind_ == "setting" and all(w in _GENERIC_OBJECTS | SOFT | {"trained"} or not _is_content(w) for w in ws):
+        if kind_ == "setting" and all(w in _SAY_NOTHING or not _is_content(w) for w in ws):
             continue  # "attacks on ML models", "in deep neural networks", "when trained": no setting
         if ws[:1] == ["without"]:
             rest = ws[1:]
@@ -725,10 +730,14 @@ def read(question: str, search_text: str | None = None) -> Reading:
             label = "without " + " ".join(u.text for u in _units(rest))
         else:
             # the kind of model a constraint names is needed as in a topic ("in continual learning of LLMs"),
-            # and so are the options a technique names ("discrete or masked diffusion models": not any diffusion)
+            # and so are the options a technique names ("discrete or masked diffusion models": not any
+            # diffusion) and what both options act on ("pruning or merging tokens": not neurons)
+            found = _units(ws)
             units = [u.model_copy(update={"needed": True})
-                     if _MODEL_KINDS & set(u.alternatives) or (kind_ == "technique" and " or " in u.text) else u
-                     for u in _units(ws)]
+                     if _MODEL_KINDS & set(u.alternatives)
+                     or (kind_ == "technique" and (" or " in u.text or (
+                         i > 0 and " or " in found[i - 1].text and u.text not in _HEAD_NOUNS_SAY_NOTHING))) else u
+                     for i, u in enumerate(found)]
             label = _label(kind_, marker_, [u.text for u in units])
         if units:
             constraints.append(Facet(kind=kind_, text=" ".join(ws), label=label, units=units))
@@ -736,7 +745,7 @@ def read(question: str, search_text: str | None = None) -> Reading:
         # "propose new jailbreak attacks", "make sampling faster": a direction noun in the topic is
         # the direction too (the topic keeps the word)
         direction = next((_NOUN_DIRECTION[w] for w in topic_words if w in _NOUN_DIRECTION), None)
-    restated = next((i for i, w in enumerate(topic_words) if w in _RESTATES), None)
+    restated = next((i for i, w in enumerate(topic_words) if w in RESTATES), None)
     if restated:  # "the privacy of trained models, i.e. recovering private training data": two wordings
         topic_units = [u.model_copy(update={"part": 0}) for u in  # either wording, so no "A of B" parts
                        _topic_units([w for w in topic_words[:restated] if w != ","])
@@ -759,7 +768,7 @@ def read(question: str, search_text: str | None = None) -> Reading:
         )
     first = next((c for c in constraints if c.kind != "direction" and c.required), None)
     if topic is not None and first is not None and all(
-            u.weight < 1.0 or all(w in SOFT | _GENERIC_OBJECTS | {"or"} for w in u.text.split()) for u in topic.units):
+            u.weight < 1.0 or all(w in _SAY_NOTHING | {"or"} for w in u.text.split()) for u in topic.units):
         # "learn from noisy labels": a general verb is no topic; what it is done from is ("run or
         # fine-tune models on edge devices": the devices)
         constraints.remove(first)
