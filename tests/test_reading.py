@@ -67,7 +67,7 @@ from rag.types import Source
          "theory", "differential privacy guarantees — for large language models"),
         # "outside X" is a contrast; what a contrast says it does not want asks for nothing
         ("Which papers apply Mamba or other state-space models outside language modeling, e.g. to vision?",
-         "papers", "mamba state-space models"),
+         "papers", "mamba or state-space models"),
         ("Which papers evaluate long-context language models, rather than proposing new methods?", "papers",
          "long-context language models — must evaluate or benchmark"),
         ("How can training of graph neural networks avoid messages from outside the batch?", "method",
@@ -655,3 +655,69 @@ def test_what_both_options_of_a_technique_act_on_is_needed() -> None:
     # "pruning or merging tokens": a paper that prunes neurons uses neither
     (_, technique) = read("How do papers speed up vision transformers by pruning or merging tokens?").constraints
     assert {u.text: u.needed for u in technique.units} == {"pruning or merging": True, "tokens": True}
+
+
+@pytest.mark.parametrize(
+    ("question", "asks", "described"),
+    [
+        # "X, meaning Y" words X again, as "X, i.e. Y" does: either wording is the topic
+        ("Which papers study out-of-distribution detection, meaning methods that flag unfamiliar inputs?", "method",
+         "out-of-distribution detection flag unfamiliar inputs — must detect"),
+        # "A or other B", "A and other B": either is asked about
+        ("Which papers use Mamba or other state-space models for robot control?", "papers",
+         "robot control — using mamba or state-space models"),
+        ("Why do DPO and other preference objectives lower the likelihood of preferred responses?", "reason",
+         "dpo or preference objectives lower likelihood preferred responses"),
+        # "with no X" is without it; "on any benchmark" restricts nothing and asks for no benchmark
+        ("Which paper compressed GPT-4 to 1-bit weights with no accuracy loss on any benchmark?", "papers",
+         "compressed gpt-4 1-bit weights — without accuracy loss"),
+        # what a question builds on is what it uses; options after "either"/"whether" are examples
+        ("Which time-series papers build on diffusion models, whether for forecasting or imputation?", "papers",
+         "time-series — using diffusion models"),
+        ("Which papers target low-resource languages, either improving models or building benchmarks?", "papers",
+         "target low-resource languages"),
+        # a benchmark is asked for when it heads the phrase, not when it names what the topic acts on
+        ("dataset distillation", "papers", "dataset distillation"),
+        ("Which benchmarks evaluate LLM agents?", "benchmark", "evaluate llm agents — must evaluate or benchmark"),
+    ],
+)
+def test_restated_options_and_examples_are_read_as_asked(question: str, asks: str, described: str) -> None:
+    reading = read(question)
+    assert (reading.asks, reading.describe()) == (asks, described)
+
+
+def _admitted_among(question: str, papers: list[Source]) -> list[int]:
+    """The papers admitted for a question, word statistics taken over them and papers on other topics."""
+    others = [_source(100 + i, f"Unrelated Topic {i}", [f"We study topic {i} of graphs.", "Results are good."])
+              for i in range(8)]
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in papers + others)
+    return admit(read(question), papers, stats).admitted()
+
+
+def test_a_quantity_or_numbered_name_is_stated_by_every_listed_paper_unless_a_range_is_asked() -> None:
+    bitstack = _source(1, "Compressing LLM Weights to 1-bit", [
+        "We compress large language model weights to 1-bit formats.",
+        "Our method compresses weights to 1-bit with little loss on Llama models."])
+    gpt = _source(2, "Compressing GPT-4 Weights to 1-bit", [
+        "We compress GPT-4 weights to 1-bit formats.", "Our method compresses weights to 1-bit with little loss."])
+    assert _admitted_among("Which papers compress GPT-4 to 1-bit weights?", [bitstack, gpt]) == [2]
+    assert _admitted_among("Which papers compress LLM weights to 1-bit?", [bitstack, gpt]) == [1, 2]
+    three = _source(3, "Quantizing LLM Weights to 3 Bits", [
+        "We quantize LLM weights to 3 bits.", "Our method quantizes LLM weights with little loss."])
+    four = _source(4, "Quantizing LLM Weights to 4 Bits", [
+        "We quantize LLM weights to 4 bits.", "Our method quantizes LLM weights with little loss."])
+    assert _admitted_among("Which papers quantize LLM weights to 4 bits?", [three, four]) == [4]
+    assert _admitted_among("Which papers quantize LLM weights to 4 bits or fewer?", [three, four]) == [3, 4]
+
+
+def test_a_why_question_in_its_own_words_needs_no_word_no_paper_states() -> None:
+    # "misbehave" is the asker's word: the papers explain why preference optimization lowers likelihoods
+    papers = [_source(1, "Why Preference Optimization Lowers Likelihoods", [
+        "We show that preference optimization objectives such as DPO lower the likelihood of preferred responses.",
+        "We explain this effect of preference optimization objectives by the similarity of the responses."]),
+        _source(2, "Gradient Entanglement in Preference Optimization", [
+            "We show that margin-based preference optimization objectives entangle the gradients of responses.",
+            "We find that this explains why DPO objectives lower both likelihoods."])]
+    question = "Why do DPO and other margin-based preference optimization objectives misbehave?"
+    assert "misbehave" in read(question).describe()
+    assert _admitted_among(question, papers) == [1, 2]

@@ -457,3 +457,43 @@ def test_a_question_no_paper_answers_names_what_it_asked_without_its_contrast(fu
                      "are robust to label noise?")
     assert a.refused and not a.items, a.text
     assert "No ICLR 2025 abstract here states “detect mislabeled examples in training data”." in a.text, a.text
+
+
+def test_a_request_in_conversational_words_is_answered_as_its_plain_question(full_rag) -> None:
+    asked = ("I'm looking for work on defending LLMs against jailbreak prompts. Not new jailbreak attacks, but "
+             "defenses, guardrails or training methods that make models hold up against them. What is there?")
+    a = full_rag.ask(asked)
+    assert a.question == asked and not a.refused and len(a.items) >= 4, a.text
+    assert a.reading is not None and "must defend or protect" in a.reading.describe(), a.reading
+    assert any("RobustKV" in t for t in _titles(a)) and any("Guard" in t for t in _titles(a)), a.text
+    attacks = ("One Model Transfer to All", "Injecting Universal Jailbreak Backdoors", "h4rm3l", "AdvWave")
+    assert not [t for t in _titles(a) if t.startswith(attacks)], a.text
+
+
+def test_a_list_question_for_benchmarks_does_not_name_the_paper_its_words_run_into(full_rag) -> None:
+    # "data-driven scientific discovery" is four words of one title: the topic, not that paper named
+    a = full_rag.ask("Are there benchmarks that measure how well LLM agents handle data science, machine-learning "
+                     "engineering or data-driven scientific discovery? I'm after evaluations of existing agents, "
+                     "not papers introducing a new agent system.")
+    assert not a.refused and a.intent.kind == "topic", a.text
+    assert {"MLE-bench", "ScienceAgentBench"} <= {t.split(":")[0] for t in _titles(a)}, a.text
+
+
+def test_a_recalled_paper_that_did_the_impossible_is_named_as_unsupported(full_rag) -> None:
+    a = full_rag.ask("I remember an ICLR 2025 paper that compressed GPT-4 to 1-bit weights with no accuracy loss "
+                     "on any benchmark. How did they do it?")
+    assert a.refused and not a.items, a.text
+    assert a.text.index("No ICLR 2025 abstract here states") < a.text.index("compressed GPT-4"), a.text
+    # a recalled paper that exists is found
+    b = full_rag.ask("I remember a paper that proves theorems in Lean with a lifelong learning agent. Which one was it?")
+    assert not b.refused and b.items[0].title.startswith("LeanAgent"), b.text
+
+
+def test_a_setting_put_first_is_read_as_the_topic(full_rag) -> None:
+    a = full_rag.ask("Under differential privacy constraints, what methods are there for training or adapting ML "
+                     "models, e.g. better DP-SGD-style training, private fine-tuning or steering of LLMs?")
+    assert not a.refused and len(a.matching_ids) >= 5, a.text
+    papers = {s.paper_id: s for s in a.sources}
+    for it in a.items:
+        text = f"{papers[it.paper_id].title} {papers[it.paper_id].text}".lower()
+        assert "differential" in text or "private" in text, it.title

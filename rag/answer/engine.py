@@ -29,6 +29,7 @@ from rag.retrieval.retrieve import PaperRetriever, Retrieval
 from rag.settings import SearchOptions, Settings
 from rag.store.vectors import VectorCache, unit_rows
 from rag.text.citations import RELATED_HEADING, abstract_sentences, split_sentences
+from rag.text.phrasing import restate
 from rag.types import Answer, Source, Timings
 
 logger = logging.getLogger(__name__)
@@ -203,10 +204,14 @@ class AnswerEngine(CustomQueryEngine):
         t0 = time.perf_counter()
         rcfg = self.settings.retrieval
         pool = max(rcfg.all_k, rcfg.pool_k) if show_all else rcfg.pool_k
-        retrieval = self.retriever.retrieve(question, options, pool=pool)
+        # "I'm looking for work on X. Not Y. What is there?" is read as "Which papers X?"
+        asked = restate(question)
+        if asked != question:
+            logger.info("read as: %s", asked)
+        retrieval = self.retriever.retrieve(asked, options, pool=pool)
         timings = Timings(retrieval_ms=(time.perf_counter() - t0) * 1000)
         embed = EmbeddingMemo(functools.partial(self._vectors.embed, self.embed_model))
-        verdict = self.assess(question, retrieval, embed, show_all=show_all)
+        verdict = self.assess(asked, retrieval, embed, show_all=show_all)
         retrieval, verdict = arrange(retrieval, verdict)
         if not verdict.answerable:
             logger.info("refusing: %s (best dense %s)", verdict.reason, retrieval.best_dense)

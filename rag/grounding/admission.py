@@ -37,6 +37,12 @@ TOPIC_PART = 0.4  # share of each part of "A of B" the paper must hold by itself
 # "chain-of-thought explanations" is enough; "text" of "LLM-generated text" is not)
 DIRECTION_ROLES = frozenset({"contribution", "method"})
 TOGETHER = 0.8  # share of the question a low-ranked candidate states in one sentence or its title
+# A quantity or a numbered name ("one-trillion-parameter", "175B", "GPT-4", "1-bit") is stated
+# exactly or not at all: a topic unit with one is needed by every listed paper
+QUANTITY_WORD = re.compile(r"\d|\b(?:one|two|three|four|five|ten|hundred|thousand|million|billion|trillion)\b")
+# ... unless the question gives a range ("4 bits or fewer", "at most 10 steps")
+_RANGE = re.compile(r"\b(?:or\s+(?:fewer|less|lower|more|higher|greater|larger|smaller)|at\s+(?:most|least)|up\s+to|"
+                    r"(?:fewer|less|more|greater|lower|higher)\s+than|below|above|under|over|beyond)\b", re.I)
 
 _ACRONYM = re.compile(r"\(\s*([A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9-]*?)s?\s*[),;]")
 
@@ -509,10 +515,22 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     # papers do ("Which papers watermark images …") and what a why-question asks explained: the
     # rarest single word after its subject ("why do diffusion models memorize …": "memorize"; "why
     # does RLHF reduce output diversity": "diversity", not "RLHF").
-    needed = [u for u in topic if u.needed] + [u for f, us in constraints if f.required for u in us if u.needed]
+    exact = reading.topic is not None and not _RANGE.search(reading.topic.text)  # not "4 bits or fewer"
+    needed = [u for u in topic if u.needed or (exact and QUANTITY_WORD.search(u.text.replace("-", " ")))] + \
+        [u for f, us in constraints if f.required for u in us if u.needed]
     single = [u for u in topic[1:] if " " not in u.text]
     if reading.asks == "reason" and len(topic) >= 3 and single:
-        needed.append(max(single, key=lambda u: u.weight))
+        rarest = max(single, key=lambda u: u.weight)
+        # ... unless no candidate states it: then it is the asker's word ("why DPO objectives
+        # misbehave"), which the papers put otherwise ("the likelihood … decreases")
+        if any(met(rarest, p.stated_regions()) for p in papers.values()):
+            needed.append(rarest)
+    if reading.asks == "reason":
+        # a why-question words what it asks explained in its own words ("why DPO objectives
+        # misbehave"): a word of its topic no candidate states weighs nothing
+        stated = [p.stated_regions() for p in papers.values()]
+        topic = [u if any(met(u, regions) for regions in stated) else u.model_copy(update={"weight": 0.0})
+                 for u in topic]
     sides = and_sides(topic, reading.topic.text) if reading.topic else []
     judgements = {}
     for n, p in papers.items():

@@ -25,6 +25,7 @@ from typing import Literal
 from rag.grounding.admission import (
     DIRECTION_ROLES,
     KIND_GROUP,
+    QUANTITY_WORD,
     Admission,
     PaperText,
     admit,
@@ -378,7 +379,6 @@ class Assessment:
     scores: dict[str, float] = field(default_factory=dict)  # internal figures: logs and evals only
 
 
-_QUANTITY_WORD = re.compile(r"\d|\b(?:one|two|three|four|five|ten|hundred|thousand|million|billion|trillion)\b")
 
 
 def strict_reading(question: str, reading: Reading) -> bool:
@@ -534,16 +534,14 @@ def assess(
         # so they rank rather than exclude, unless no paper shown holds a good part of what it says,
         # or the rarest thing of its topic (a one-trillion-parameter model): then that premise is
         # what no abstract states.
-        best = max((share(adm.units(), adm.papers[s.number].regions(None)) for s in top), default=1.0)
-        rarest = max(adm.topic, key=lambda u: u.weight, default=None)
-        # A quantity is stated exactly or not at all ("one-trillion-parameter", "175B"); other words
-        # may be spelled or phrased otherwise ("Placket-Luce"), so only a quantity is looked up.
-        named_rarest = (
-            rarest is None
-            or not _QUANTITY_WORD.search(rarest.text.replace("-", " "))
-            or any(met(rarest, adm.papers[s.number].regions(None)) for s in top)
-        )
-        if best >= cfg.single_share and named_rarest:
+        # A quantity is stated exactly or not at all ("one-trillion-parameter", "175B", "GPT-4"); other
+        # words may be spelled or phrased otherwise ("Placket-Luce"), so only quantities are looked up,
+        # in the paper that would answer: a paper on 1-bit weights that never names GPT-4 is no answer
+        # to "which paper compressed GPT-4 to 1-bit weights"
+        quantities = [u for u in adm.topic if QUANTITY_WORD.search(u.text.replace("-", " "))]
+        best = max((share(adm.units(), adm.papers[s.number].regions(None)) for s in top
+                    if all(met(u, adm.papers[s.number].regions(None)) for u in quantities)), default=0.0)
+        if best >= cfg.single_share:
             strict = False
     loose: list[int] = []
     if strict:

@@ -83,6 +83,7 @@ _PLURAL = _set(
 )
 _QWORDS = _set("what which who how why when where is are does do did can could should would will was were")
 _NAMED_LIST = _set("papers works studies articles publications")
+_BENCHMARKS = _set("benchmarks datasets")
 _QUOTED = re.compile(r"[\"“”'‘’«]([^\"“”‘’«»]{2,400})[\"“”'‘’»]")
 _Tok = namedtuple("_Tok", "raw low start end poss")
 
@@ -349,9 +350,10 @@ NAME_SCORE = 500  # `_match_named` scores a name or a quoted title at least this
 
 
 def asks_papers(question: str) -> bool:
-    """Whether the question opens by asking for papers in the plural ("Which papers …", "What works …")."""
+    """Whether the question opens by asking for papers in the plural ("Which papers …", "What works …",
+    "Which benchmarks …")."""
     low = [t.low for t in _tokens(question)[:2]]
-    return len(low) > 1 and low[0] in ("which", "what", "any") and low[1] in _PLURAL
+    return len(low) > 1 and low[0] in ("which", "what", "any") and (low[1] in _PLURAL or low[1] in _BENCHMARKS)
 
 
 def _is_list(low: list[str], q: str) -> bool:

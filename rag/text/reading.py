@@ -163,6 +163,7 @@ _TAKES_WITH = frozenset("""struggle struggles struggling cope copes coping deal 
     equipped""".split())
 _SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "across", "within", "beyond", "when", "against"}
 _PURPOSE = {"to"}
+_BUILDS = frozenset({"build", "builds", "building", "built"})  # "builds on X": uses X
 # "robust to X", "resilient against X": the paper must defend, and X is what it withstands.
 _WITHSTAND = frozenset("robust robustness resilient resilience resistant resistance immune secure".split())
 # "better at using web browsers": a verb after a preposition is what is done, not a technique.
@@ -193,6 +194,7 @@ _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
     ("benchmark", re.compile(r"\b(?:benchmarks?|datasets?|evaluation suites?|leaderboard)\b", re.I)),
     ("method", re.compile(r"^\W*how\b(?!\s+(?:many|much|often|long|large|big|fast|old|far)\b)|\band\s+how\b|\bby what means\b|\bwhat (?:method|technique|approach|mechanism)s?\b|\bmethods?\b|\btechniques?\b|\bapproaches\b", re.I)),
 )
+_ASKS_RULES_BENCHMARK = re.compile(r"(?:benchmarks?|datasets?|suites?|leaderboards?)$", re.I)
 # Verbs of what papers do in general ("reduce", "fail", "avoid"): part of the topic, but weak evidence
 # of it; their units weigh a third.
 SOFT = frozenset(
@@ -210,7 +212,7 @@ SOFT = frozenset(
 
 # Words that name no setting or topic of their own: any model, a general verb ("attacks on ML
 # models", "when trained", "running or fine-tuning models")
-_SAY_NOTHING = _GENERIC_OBJECTS | SOFT | {"trained"}
+_SAY_NOTHING = _GENERIC_OBJECTS | SOFT | {"trained", "training"}
 
 
 # Nouns that name what is made or fed, not what it is ("AI-generated content", "out-of-distribution
@@ -279,19 +281,23 @@ _CONTRAST = re.compile(rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS})\b.*$|,\s*not\b.*$", r
 _CUT = re.compile(
     rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS}|such\s+as|for\s+example|for\s+instance|"
     r"according\s+to|and\s+(?:how|why|what|which|where|when|along)|including)\b.*$|,\s*not\b.*$|"
+    r",\s*(?:either|whether)\b.*$|"
     r"(?:,\s*)?\be\.\s?g\.?(?!\w).*$",
     re.I | re.S,
 )
 
 
-# "X, i.e. Y": Y words X again; either wording is the topic (rag.grounding.admission.and_sides)
+# "X, i.e. Y": Y words X again; either wording is the topic (rag.grounding.admission.and_sides).
+# "X, meaning Y", "X, namely Y", "X, that is, Y" say the same (`clean` writes them "i.e.").
 RESTATES = frozenset({"i.e", "ie"})
+_WITH_NO = re.compile(r"\bwith\s+(?:no|zero)\b", re.I)  # "with no accuracy loss": without it
+_RESTATING = re.compile(r",\s*(?:meaning|namely|that\s+is(?:\s+to\s+say)?)\b,?", re.I)
 
 
 def clean(text: str) -> str:
     """The part of a question that states what it wants: without parentheses, contrasts, examples
     and a trailing second question."""
-    text = ASIDE.sub(" ", text)
+    text = _WITH_NO.sub("without", _RESTATING.sub(", i.e.", ASIDE.sub(" ", text)))
     cut = _CUT.sub(" ", text)
     return cut if words(cut) else text
 
@@ -428,6 +434,7 @@ def _either(options: list[list[str]]) -> Unit | None:
 
 
 _OR = {"or", "/"}
+_OTHER = frozenset({"other", "another", "similar", "related", "alternative", "such"})  # "Mamba or other SSMs"
 # Head nouns that say nothing beyond their modifier in an alternative ("time series or dynamic data").
 _GENERIC_HEADS = frozenset("data setting settings scenario scenarios problem problems task tasks".split())
 _NUMBERS = dict(zip(
@@ -474,10 +481,11 @@ def _units(words: list[str]) -> list[Unit]:
                 out += _phrase_units(left[:-n])
                 unit = _either([left[-n:], right])
                 rest: list[str] = []
-            else:  # "diffusion or flow-matching models": the words beside "or"
+            else:  # "diffusion or flow-matching models": the words beside "or" ("Mamba or other SSMs": SSMs)
                 out += _phrase_units(left[:-1])
-                unit = _either([[left[-1]], [right[0]]])
-                rest = right[1:]
+                k = next((k for k, w in enumerate(right[:-1]) if w not in _OTHER), 0)
+                unit = _either([[left[-1]], [right[k]]])
+                rest = right[k + 1:]
             if unit is not None:
                 out.append(unit)
             items[i + 1] = rest
@@ -493,12 +501,30 @@ def _units(words: list[str]) -> list[Unit]:
 _WHAT_IT_USES = re.compile(r"\b(?:from|using|with|via|over)\s+(?:[\w-]+\s+){0,3}?(?:datasets?|data)\b", re.I)
 
 
+def _names_benchmark(match: re.Match[str], text: str) -> bool:
+    """"benchmarks for LLM agents", "a dataset that …": the benchmark is what is asked for; in
+    "dataset distillation" or "benchmark contamination" it only says what the topic acts on."""
+    after = re.match(r"\s+([a-z][\w-]*)", text[match.end():], re.I)
+    if re.search(r"\b(?:any|every|each|all)\s+$", text[:match.start()], re.I):
+        return False  # "no loss on any benchmark": where it holds, not what is asked for
+    if after is None or re.search(r"\b(?:which|what)\s+$", text[:match.start()], re.I):
+        return True  # "Which benchmarks evaluate …"
+    nxt = after.group(1).lower()
+    return nxt in STOPWORDS or nxt.endswith(("ing", "ed")) or _ASKS_RULES_BENCHMARK.match(nxt) is not None
+
+
 def _asks(question: str) -> Asks:
     """What the question asks for, read before any contrast: "…, rather than only proposing a new
     editing method" asks for papers, not for methods."""
     stated = _CONTRAST.sub(" ", question)
     for kind, rx in _ASKS_RULES:
-        if rx.search(_WHAT_IT_USES.sub(" ", stated) if kind == "benchmark" else stated):
+        # what it gives as examples or options is no benchmark asked for ("…, either improving models
+        # or building benchmarks", "e.g. new benchmarks")
+        if kind == "benchmark":
+            if any(_names_benchmark(m, text) for text in [_WHAT_IT_USES.sub(" ", _CUT.sub(" ", stated))]
+                   for m in rx.finditer(text)):
+                return kind
+        elif rx.search(stated):
             return kind
     return "papers"
 
@@ -605,6 +631,8 @@ def read(question: str, search_text: str | None = None) -> Reading:
     (rag.text.query), when the catalog was consulted."""
     asks = _asks(question)
     words = _strip_frame(_tokens(clean(search_text if search_text is not None else question)))
+    # "DPO and other margin-based objectives": either is asked about, as with "or other"
+    words = ["or" if w == "and" and nxt in _OTHER else w for w, nxt in zip(words, [*words[1:], ""])]
     # Segments: (kind, marker, words)
     segments: list[tuple[FacetKind, str, list[str]]] = []
     kind: FacetKind = "topic"
@@ -674,9 +702,10 @@ def read(question: str, search_text: str | None = None) -> Reading:
             kind, marker = "technique", w
             i += 1
             continue
-        if w == "based" and nxt == "on":
+        if (w == "based" or (w in _BUILDS and has_content)) and nxt == "on":
+            # "based on diffusion models"; "time-series papers building on diffusion models"
             close()
-            kind, marker = "technique", "based on"
+            kind, marker = "technique", f"{w} on"
             i += 2
             continue
         if (w in _PURPOSE or (w == "for" and not any(s[0] == "topic" for s in segments))) and kind == "technique":
@@ -710,8 +739,8 @@ def read(question: str, search_text: str | None = None) -> Reading:
         if kind_ == "topic":
             topic_words += [",", *ws] if topic_words else ws
             continue
-        if kind_ == "setting" and all(w in _SAY_NOTHING or not _is_content(w) for w in ws):
-            continue  # "attacks on ML models", "in deep neural networks", "when trained": no setting
+        if kind_ == "setting" and (all(w in _SAY_NOTHING or not _is_content(w) for w in ws) or ws[:1] in (["any"], ["every"])):
+            continue  # "attacks on ML models", "in deep neural networks", "when trained", "on any benchmark": no setting
         if ws[:1] == ["without"]:
             rest = ws[1:]
             trains = any(w.startswith(("train", "retrain", "fine", "tun", "updat")) for w in rest)

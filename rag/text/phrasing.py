@@ -1,0 +1,197 @@
+"""A request in conversational words restated as the plain question the reader reads.
+
+Researchers ask as they would ask a colleague: "I'm looking for work on defending LLMs against
+jailbreak prompts. Not new attacks, but defenses. What is there?", "Are there benchmarks that
+measure …?", "Has anyone explained why DPO misbehaves …?", "I remember an ICLR 2025 paper that …
+How did they do it?", "Rather than papers that use X, I want the ones that …", "Under differential
+privacy constraints, what methods are there for …?". The reading (rag.text.reading), the question's
+shape (rag.text.query) and the premise checks (rag.grounding.evidence) are written for the plain
+forms ("Which papers defend LLMs against jailbreak prompts?"); this module turns the first into the
+second, by the forms of English requests, not by any topic:
+
+- of several sentences, the request is the first that asks (an opener, a wh-word or a question
+  mark) and says something; sentences that only refine it ("Not new attacks, but defenses.") are
+  dropped, and one that asks nothing of its own ("How did they do it?") keeps only its question word;
+- an opener ("I'm looking for work on", "Show me papers that", "Are there benchmarks that", "Has
+  anyone explained why", "I remember a paper that") becomes "Which papers" (or the question word it
+  leads to);
+- a contrast or a setting put first ("Rather than X, …", "Under X, what …") moves after the request.
+
+A question already in the plain form is returned unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag.text.terms import FRAMING, STOPWORDS, words
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.I | re.S)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"'“])")
+# "e.g.", "et al.", an initial ("Michael M. Bronstein"): no sentence ends there
+_ABBREVIATION_END = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|cf|al|approx|fig|eq|no)|(?<![\w.])[A-Z])\.$", re.I)
+
+_GREETING = re.compile(r"^\s*(?:hi|hello|hey|dear\s+\w+)\b[,!.]?\s*", re.I)
+_POLITE = r"(?:please\s+)?"
+# What a request names before its content: "papers that", "work on", "a paper that", "the ones which"
+_HEAD = (
+    r"(?:(?:an?|the|some|any|all|recent)\s+)?(?:iclr\s*(?:2025\s+)?)?"
+    r"(?P<head>papers?|works?|research|studies|study|articles?|ones|those|anything|something)"
+    r"(?:\s+(?:that|which|who|where|in\s+which)\b(?:\s+(?:are|is))?|\s+(?:on|about|regarding|into|addressing|tackling)\b)?"
+)
+# Openers of a request, each ending where its content starts. An imperative without "me" ("List
+# Carlini's papers", "Find papers related to …") and "Is there a paper on …" are read as they are.
+_OPENERS = re.compile(
+    r"^\s*(?:"
+    rf"{_POLITE}(?:can|could|would)\s+you\s+{_POLITE}(?:find|show|list|give|recommend|suggest|point)\s+(?:me\s+|us\s+)?(?:to\s+)?"
+    rf"|{_POLITE}(?:show|find|give|recommend|suggest)\s+(?:me|us)\s+"
+    r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:looking|searching|hunting)\s+for\s+"
+    r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:after|interested\s+in)\s+"
+    r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like|am\s+looking\s+for)\s+(?:to\s+(?:find|see|read(?:\s+about)?|know\s+(?:about|of))\s+)?"
+    r"|do\s+you\s+know\s+(?:of\s+)?(?:any\s+)?"
+    r"|are\s+there\s+(?:any\s+)?(?=[\w-]+s\s+(?:that|which)\b)"
+    r")",
+    re.I,
+)
+# "I remember a paper that compressed X": which paper compressed X
+_RECALLED = _rx(
+    rf"^\s*(?:i|we)\s+(?:remember|recall|once\s+read|read|heard|saw)\s+(?:about\s+|of\s+)?{_HEAD}\s+(?P<claim>.+)$",
+)
+# "Has anyone explained why …", "Have any papers shown how …", "Did anyone propose …"
+_ANYONE = _rx(
+    r"^\s*(?:has|have|did|does)\s+(?:anyone|anybody|any\s+(?:papers?|works?|studies|research))\s+"
+    r"(?P<verb>[a-z]+)\s+(?P<rest>.*)$",
+)
+_WH = re.compile(r"^\s*(?:why|how|what|whether|which|who|when|where)\b", re.I)
+# "Rather than papers that use X, I want …": a contrast put first ends at its comma
+_LEADING_CONTRAST = _rx(
+    r"^\s*(?P<contrast>(?:rather\s+than|instead\s+of|as\s+opposed\s+to|unlike|other\s+than)\b[^,;:]+)[,;:]\s*(?P<rest>.+)$",
+)
+# "Under differential privacy constraints, what methods …", "In GSM-Symbolic, how are …"
+_LEADING_SETTING = _rx(
+    r"^\s*(?P<setting>(?:under|in|for|with|without|within|on|at|during|beyond)\s+[^,;:?]{2,80}?)\s*,\s*"
+    r"(?P<rest>(?:what|which|how|why|who)\b.+)$",
+)
+# "What work targets X", "What time-series work builds on X": which (time-series) papers …
+_WHAT_WORK = re.compile(
+    r"^\s*what\s+(?:(?P<kind>(?!papers?\b|works?\b|is\b|are\b)[\w-]+)\s+)?(?:work|research)\s+(?!is\b|are\b|exists?\b|on\b)", re.I)
+# "Papers on X" as a heading
+_HEADING = re.compile(r"^\s*(?:papers|works|research|studies)\s+(?:on|about|regarding)\s+", re.I)
+
+
+def _sentences(text: str) -> list[str]:
+    parts: list[str] = []
+    for piece in _SENTENCE_END.split(text.strip()):
+        quoted = parts and (len(re.findall(r"[\"“”]", parts[-1])) % 2 == 1 or re.search(r"(?:^|\s)'[^']*$", parts[-1]))
+        if parts and (quoted or _ABBREVIATION_END.search(parts[-1])):
+            parts[-1] += " " + piece  # "e.g. The …" does not end a sentence
+        else:
+            parts.append(piece)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _lower_first(text: str) -> str:
+    """"Rather than X" moved inside a sentence: "rather than X" (a name keeps its capitals)."""
+    first = text.split(" ", 1)[0]
+    return text[0].lower() + text[1:] if first[1:] == first[1:].lower() else text
+
+
+def _says_something(sentence: str) -> bool:
+    """A word beyond question words and framing ("What is there?", "How did they do it?" say nothing)."""
+    return any(w not in STOPWORDS and w not in FRAMING for w in words(sentence))
+
+
+def _requests(text: str) -> bool:
+    """Opens with a request in the first person or a question word, and asks it."""
+    return bool(_OPENERS.match(text) or _ANYONE.match(text) or _RECALLED.match(text) or _HEADING.match(text)
+                or (_WH.match(text) and text.rstrip().endswith("?")))
+
+
+def _asks(sentence: str) -> bool:
+    m = _LEADING_CONTRAST.match(sentence)
+    if m:  # "Rather than X, I want …" asks what follows the contrast ("Instead of X, which is …" does not)
+        return _requests(m.group("rest"))
+    return bool(_OPENERS.match(sentence) or _ANYONE.match(sentence) or _RECALLED.match(sentence) or _WH.match(sentence)
+                or _HEADING.match(sentence) or sentence.rstrip().endswith("?"))
+
+
+def _refines(sentence: str) -> bool:
+    """A sentence that narrows the request before it: "Not new attacks, but defenses." """
+    return bool(re.match(r"^\s*(?:not|but|no|ideally|preferably|especially|only|i'?m\s+not|i\s+am\s+not|"
+                         r"i\s+don'?t|excluding|except)\b", sentence, re.I))
+
+
+def _opened(sentence: str) -> str:
+    """The sentence with its opener turned into "Which papers …" (or the question word it leads to)."""
+    m = _ANYONE.match(sentence)
+    if m:
+        rest = m.group("rest")
+        if _WH.match(rest):  # "Has anyone explained why DPO misbehaves": why DPO misbehaves
+            return rest[0].upper() + rest[1:]
+        return f"Which papers {m.group('verb')} {rest}"
+    m = _RECALLED.match(sentence)
+    if m and m.group("head").lower() in ("paper", "work", "study", "article"):
+        return f"Which paper {m.group('claim')}"
+    m = _OPENERS.match(sentence)
+    if not m:
+        return sentence
+    rest = sentence[m.end():]
+    if _WH.match(rest):  # "I want to know how …"
+        return rest[0].upper() + rest[1:]
+    head = re.match(rf"{_HEAD}\s*", rest, re.I)
+    if head:
+        one = head.group("head").lower() in ("paper", "work", "study", "article")
+        single = one and re.match(r"(?:an?|the)\s", rest, re.I) is not None
+        return ("Which paper " if single else "Which papers ") + rest[head.end():]
+    # "Are there benchmarks that measure …": which benchmarks measure …
+    noun = re.match(r"(?P<noun>[\w-]+(?:\s+[\w-]+)?)\s+(?:that|which)\s+(?P<rest>.+)$", rest, re.I | re.S)
+    if noun:
+        return f"Which {noun.group('noun')} {noun.group('rest')}"
+    return rest[0].upper() + rest[1:] if rest else sentence  # "Show me Carlini's papers": a heading
+
+
+def restate(question: str) -> str:
+    """The plain question a conversational request asks (unchanged when it is one already)."""
+    text = _GREETING.sub("", question).strip()
+    sentences = _sentences(text)
+    if not sentences:
+        return question
+    saying = [s for s in sentences if _says_something(s)]
+    request = next((s for s in saying if _asks(s) and not _refines(s)), None)
+    if request is None:  # a description of a paper, in as many sentences as it takes
+        return question
+    # a later question that asks nothing of its own ("How did they do it?") keeps its question word
+    after = sentences[sentences.index(request) + 1:]
+    how = next((m.group(0).strip().lower() for s in after if not _says_something(s)
+                for m in [re.match(r"^\s*(?:how|why)\b", s, re.I)] if m), None)
+    out = request.strip()
+    contrast = ""
+    m = _LEADING_CONTRAST.match(out)
+    if m and _requests(m.group("rest")):
+        contrast, out = _lower_first(m.group("contrast")), m.group("rest")
+    m = _LEADING_SETTING.match(out)
+    setting = ""
+    if m and not _OPENERS.match(out):
+        setting, out = _lower_first(m.group("setting")), m.group("rest")
+    out = _opened(out)
+    out = _WHAT_WORK.sub(lambda m: f"Which {m.group('kind') + ' ' if m.group('kind') else ''}papers ", out)
+    out = _HEADING.sub("Which papers study ", out)
+    if setting:  # after the request's first clause: "how are questions generated in GSM-Symbolic, and …"
+        end = out.rstrip(" ?.!")
+        cut = re.search(r",|\s+and\s+(?:how|why|what|which|when|where)\b", end)
+        at = cut.start() if cut else len(end)
+        out = f"{end[:at]} {setting}{end[at:]}"
+    if contrast:
+        out = f"{out.rstrip(' ?.!')}, {contrast}"
+    if how and not _RECALLED.match(request):  # a recalled claim is checked as said, without "and how"
+        out = f"{out.rstrip(' ?.!')}, and {how}"
+    out = out.rstrip()
+    if out == text.strip():
+        return question
+    if _WH.match(out):  # a request turned into a question asks it
+        return out.rstrip(" ?.!") + "?"
+    return out if out.endswith(("?", ".", "!")) else out + "?"

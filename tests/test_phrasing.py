@@ -1,0 +1,99 @@
+"""A conversational request restated as the plain question the reader reads (rag.text.phrasing)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rag.text.phrasing import restate
+from rag.text.reading import read
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        # of several sentences, the request; "Not …, but …" only refines it, "What is there?" asks nothing
+        ("I'm looking for work on defending LLMs against jailbreak prompts. Not new jailbreak attacks, but "
+         "defenses, guardrails or training methods. What is there?",
+         "Which papers defending LLMs against jailbreak prompts?"),
+        ("Are there benchmarks that measure how well LLM agents handle data science? I'm after evaluations of "
+         "existing agents, not papers introducing a new agent system.",
+         "Which benchmarks measure how well LLM agents handle data science?"),
+        ("Has anyone explained why DPO objectives misbehave during training?", "Why DPO objectives misbehave during training?"),
+        ("Has anyone proposed watermarks for code?", "Which papers proposed watermarks for code?"),
+        ("Show me papers that combine large language models with Monte Carlo Tree Search.",
+         "Which papers combine large language models with Monte Carlo Tree Search?"),
+        ("Can you find me papers on graph transformers?", "Which papers graph transformers?"),
+        ("I want the ones that put LLM judges under scrutiny.", "Which papers put LLM judges under scrutiny?"),
+        # a contrast or a setting put first moves after the request
+        ("Rather than papers that simply use an LLM as a judge, I want the ones that audit LLM judges.",
+         "Which papers audit LLM judges, rather than papers that simply use an LLM as a judge?"),
+        ("Under differential privacy constraints, what methods are there for training ML models?",
+         "what methods are there for training ML models under differential privacy constraints?"),
+        ("In GSM-Symbolic, how are the new math questions generated, and what happens to accuracy?",
+         "how are the new math questions generated in GSM-Symbolic, and what happens to accuracy?"),
+        # a recalled paper is asked for as one paper; the question after it asks nothing of its own
+        ("I remember an ICLR 2025 paper that compressed GPT-4 to 1-bit weights. How did they do it?",
+         "Which paper compressed GPT-4 to 1-bit weights?"),
+        ("What time-series work builds on diffusion models?", "Which time-series papers builds on diffusion models?"),
+        ("What work targets low-resource languages?", "Which papers targets low-resource languages?"),
+        ("Papers on out-of-distribution detection, rather than generalization.",
+         "Which papers study out-of-distribution detection, rather than generalization?"),
+        ("Hi! I'm interested in papers about protein design. Thanks.", "Which papers protein design?"),
+    ],
+)
+def test_a_request_is_restated_as_the_question_it_asks(asked: str, plain: str) -> None:
+    assert restate(asked) == plain
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which papers did Michael M. Bronstein publish at ICLR 2025?",  # an initial ends no sentence
+        'Find papers related to "To Code or Not To Code? Exploring Impact of Code in Pre-training"',  # a quoted title
+        "Which work keeps proving new theorems across many Lean repositories without forgetting what it learned?",
+        "Is there a paper on preventing collapse in intermediate transformer representations?",
+        "List Carlini's papers",
+        "For out-of-distribution generalization on graphs, can it help to learn the spurious features first?",
+        # a description of a paper in several sentences, no request: read whole
+        "proposes a new regularizer for actor-critic methods. The regularizer works by constraining the state.",
+        "Instead of decoding directly into logits, which is memory intensive, there is a trick to save memory.",
+        "model merging",
+    ],
+)
+def test_a_plain_question_or_description_is_unchanged(question: str) -> None:
+    assert restate(question) == question
+
+
+def test_the_dev_questions_are_read_as_written() -> None:
+    """Every question of the development sets is plain already, or opens with "Show me" or "Papers
+    on/about": the restating changes nothing else the reader was built on."""
+    changed = []
+    for path in sorted((ROOT / "evals" / "data").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line) if line.strip() else {}
+            q = row.get("question") or row.get("query") if isinstance(row, dict) else None
+            if isinstance(q, str) and restate(q) != q:
+                changed.append(q)
+    assert changed and all(q.lower().startswith(("show me", "papers on", "papers about")) for q in changed), changed
+
+
+@pytest.mark.parametrize(
+    ("asked", "described"),
+    [
+        ("I'm looking for work on defending LLMs against jailbreak prompts. Not new jailbreak attacks. What is there?",
+         "llms — must defend or protect, against jailbreak prompts"),
+        ("Has anyone explained why DPO and other margin-based preference optimization objectives misbehave?",
+         "dpo or margin-based preference optimization objectives misbehave"),
+        ("Under differential privacy constraints, what methods are there for training or adapting ML models?",
+         "differential privacy constraints"),
+        ("What time-series work builds on diffusion or score-based generative models, whether for forecasting or "
+         "anomaly detection?", "time-series — using diffusion or score-based generative models"),
+    ],
+)
+def test_a_restated_request_reads_as_its_plain_question(asked: str, described: str) -> None:
+    assert read(restate(asked)).describe() == described
