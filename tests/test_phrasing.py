@@ -44,6 +44,16 @@ ROOT = Path(__file__).resolve().parent.parent
         ("Papers on out-of-distribution detection, rather than generalization.",
          "Which papers study out-of-distribution detection, rather than generalization?"),
         ("Hi! I'm interested in papers about protein design. Thanks.", "Which papers protein design?"),
+        ("I'm trying to find work that breaks existing watermarking schemes.",
+         "Which papers breaks existing watermarking schemes?"),
+        ("Looking for continual learning papers that build on a pre-trained backbone.",
+         "Which continual learning papers build on a pre-trained backbone?"),
+        ("Is there any work on defending aligned LLMs against harmful fine-tuning?",
+         "Which papers defending aligned LLMs against harmful fine-tuning?"),
+        ("Papers where normalizing flows are the core model. Any application area is fine.",
+         "Which papers where normalizing flows are the core model?"),
+        ("I recall an ICLR 2025 paper showing that equivariant GNNs tell chiral molecules apart. How did they do it?",
+         "Which paper shows that equivariant GNNs tell chiral molecules apart?"),
     ],
 )
 def test_a_request_is_restated_as_the_question_it_asks(asked: str, plain: str) -> None:
@@ -57,6 +67,7 @@ def test_a_request_is_restated_as_the_question_it_asks(asked: str, plain: str) -
         'Find papers related to "To Code or Not To Code? Exploring Impact of Code in Pre-training"',  # a quoted title
         "Which work keeps proving new theorems across many Lean repositories without forgetting what it learned?",
         "Is there a paper on preventing collapse in intermediate transformer representations?",
+        "Is there a method that turns a table question into entity-relation structures?",
         "List Carlini's papers",
         "For out-of-distribution generalization on graphs, can it help to learn the spurious features first?",
         # a description of a paper in several sentences, no request: read whole
@@ -96,4 +107,22 @@ def test_the_dev_questions_are_read_as_written() -> None:
     ],
 )
 def test_a_restated_request_reads_as_its_plain_question(asked: str, described: str) -> None:
+    assert read(restate(asked)).describe() == described
+
+
+@pytest.mark.parametrize(
+    ("asked", "described"),
+    [
+        # a constraint said again after "i.e." is met by its first wording
+        ("Is there any work on defending aligned LLMs against harmful fine-tuning, i.e. keeping the safety "
+         "behaviour intact when someone fine-tunes the weights?", "aligned llms — must defend or protect, against harmful fine-tuning"),
+        ("Can you point me to papers built around Shapley values, whether for attribution or data valuation?",
+         "shapley values"),
+        ("Which papers solve inverse problems like deblurring, inpainting or super-resolution with diffusion models?",
+         "solve inverse problems — using diffusion models"),
+        ("Which papers handle irregularly sampled time series, where observations arrive at uneven timestamps?",
+         "handle irregularly sampled time series observations arrive uneven timestamps"),
+    ],
+)
+def test_more_requests_read_as_their_plain_questions(asked: str, described: str) -> None:
     assert read(restate(asked)).describe() == described

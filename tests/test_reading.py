@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.grounding.admission import acronyms, admit
+from rag.grounding.admission import acronyms, admit, expand_units
 from rag.text.query import strip_frame
 from rag.text.reading import read
 from rag.text.roles import sentence_roles
@@ -721,3 +721,18 @@ def test_a_why_question_in_its_own_words_needs_no_word_no_paper_states() -> None
     question = "Why do DPO and other margin-based preference optimization objectives misbehave?"
     assert "misbehave" in read(question).describe()
     assert _admitted_among(question, papers) == [1, 2]
+
+
+def test_options_are_not_merged_into_an_acronym_one_option_spells() -> None:
+    # "DM" defined as "diffusion model": "diffusion or flow-matching" + "model" keeps the flow-matching option
+    reading = read("Which papers solve inverse problems using diffusion or flow-matching models?")
+    (technique,) = reading.constraints
+    units = expand_units(technique.units, {"dm": (stem("diffusion"), stem("model"))})
+    assert any(("flow", "match") in u.alternatives for u in units), units
+
+
+def test_how_a_model_was_had_weighs_as_a_general_verb() -> None:
+    # "pretrained diffusion models": an inverse-problem paper uses one without saying "pretrained"
+    (technique,) = read("Which papers solve inverse problems with pretrained diffusion models?").constraints
+    weights = {u.text: u.weight for u in technique.units}
+    assert weights["pretrained"] < 1.0 and weights["diffusion"] == 1.0, weights

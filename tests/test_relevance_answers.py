@@ -497,3 +497,13 @@ def test_a_setting_put_first_is_read_as_the_topic(full_rag) -> None:
     for it in a.items:
         text = f"{papers[it.paper_id].title} {papers[it.paper_id].text}".lower()
         assert "differential" in text or "private" in text, it.title
+
+
+def test_which_papers_solve_x_asks_for_a_list_not_a_claim(full_rag) -> None:
+    # "solve(s)" made a claim of any question: "Which papers solve inverse problems …" was refused as a premise
+    a = full_rag.ask("Which papers solve inverse problems such as deblurring or inpainting with pretrained diffusion models?")
+    assert not a.refused and len(a.items) >= 2, a.text
+    papers = {s.paper_id: s for s in a.sources}
+    for it in a.items:
+        text = f"{papers[it.paper_id].title} {papers[it.paper_id].text}".lower()
+        assert "inverse" in text and ("diffusion" in text or "flow matching" in text), it.title

@@ -180,7 +180,9 @@ def expand_units(units: Sequence[Unit], acr: dict[str, tuple[str, ...]]) -> list
     for short, long in acr.items():
         n = len(long)
         for i in range(len(out) - n + 1):
-            if tuple(out[i + k].alternatives[0][0] for k in range(n) if out[i + k].alternatives[0]) == long:
+            spelled = tuple(out[i + k].alternatives[0][0] for k in range(n) if out[i + k].alternatives[0])
+            # "diffusion or flow-matching" + "model" is not "diffusion model (DM)": its options stay
+            if spelled == long and not any(" or " in out[i + k].text for k in range(n)):
                 merged = Unit(
                     text=" ".join(out[i + k].text for k in range(n)),
                     alternatives=[long, (short,)],

@@ -235,7 +235,8 @@ _QUANTITY = re.compile(
 )
 _CLAIM = re.compile(
     r"\b(?:(?:shows?|showed|demonstrates?|demonstrated|finds?|found|claims?|establishes?|argues?|"
-    r"confirms?|reports?)\s+that|(?:proves?|proved|disproves?|solves?|solved)(?:\s+that)?|"
+    r"confirms?|reports?)\s+that|(?:proves|proved|disproves|disproved|solves|solved)(?:\s+that)?|"
+    # ("Which papers solve inverse problems …" asks for a list: only a paper's "solves"/"solved" claims)
     # "shows a quantum network training exponentially faster than GPUs": a comparison or an absolute
     # stated of what is shown is a claim too, with or without "that"
     # ("shows spiking networks beating ANNs on ImageNet": a verb of comparison says so too)
@@ -266,7 +267,10 @@ def asserted_claim(question: str) -> str | None:
     if not is_question(question):
         return None
     m = _CLAIM.search(question)
-    return m.group("claim") if m else None
+    if not m:
+        return None
+    claim = clean(m.group("claim")).strip(" ,;")  # without its examples ("…, e.g. through new benchmarks")
+    return claim or m.group("claim")
 
 
 def presupposed(question: str) -> str | None:

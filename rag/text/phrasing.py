@@ -49,7 +49,9 @@ _OPENERS = re.compile(
     r"^\s*(?:"
     rf"{_POLITE}(?:can|could|would)\s+you\s+{_POLITE}(?:find|show|list|give|recommend|suggest|point)\s+(?:me\s+|us\s+)?(?:to\s+)?"
     rf"|{_POLITE}(?:show|find|give|recommend|suggest)\s+(?:me|us)\s+"
-    r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:looking|searching|hunting)\s+for\s+"
+    r"|(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+)?(?:looking|searching|hunting)\s+for\s+"
+    r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+trying\s+to\s+(?:find|understand|learn\s+about)\s+"
+    r"|is\s+there\s+(?:any\s+)?(?=(?:work|research|literature)\b)"
     r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:after|interested\s+in)\s+"
     r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like|am\s+looking\s+for)\s+(?:to\s+(?:find|see|read(?:\s+about)?|know\s+(?:about|of))\s+)?"
     r"|do\s+you\s+know\s+(?:of\s+)?(?:any\s+)?"
@@ -80,7 +82,7 @@ _LEADING_SETTING = _rx(
 _WHAT_WORK = re.compile(
     r"^\s*what\s+(?:(?P<kind>(?!papers?\b|works?\b|is\b|are\b)[\w-]+)\s+)?(?:work|research)\s+(?!is\b|are\b|exists?\b|on\b)", re.I)
 # "Papers on X" as a heading
-_HEADING = re.compile(r"^\s*(?:papers|works|research|studies)\s+(?:on|about|regarding)\s+", re.I)
+_HEADING = re.compile(r"^\s*(?:papers|works|research|studies)\s+(?:on|about|regarding|where|in\s+which|whose)\s+", re.I)
 
 
 def _sentences(text: str) -> list[str]:
@@ -135,7 +137,10 @@ def _opened(sentence: str) -> str:
         return f"Which papers {m.group('verb')} {rest}"
     m = _RECALLED.match(sentence)
     if m and m.group("head").lower() in ("paper", "work", "study", "article"):
-        return f"Which paper {m.group('claim')}"
+        # "a paper showing that X": which paper shows that X (a claim an abstract states or not)
+        shown = re.match(r"(?:showing|demonstrating|proving|finding|reporting|claiming)\s+that\s+(?P<x>.+)$",
+                         m.group("claim"), re.I | re.S)
+        return f"Which paper shows that {shown.group('x')}" if shown else f"Which paper {m.group('claim')}"
     m = _OPENERS.match(sentence)
     if not m:
         return sentence
@@ -147,6 +152,10 @@ def _opened(sentence: str) -> str:
         one = head.group("head").lower() in ("paper", "work", "study", "article")
         single = one and re.match(r"(?:an?|the)\s", rest, re.I) is not None
         return ("Which paper " if single else "Which papers ") + rest[head.end():]
+    # "Looking for continual learning papers that build on …": which continual learning papers build on …
+    kind = re.match(r"(?P<kind>(?:[\w-]+\s+){1,3}?)(?:papers|works|studies)\s+(?:that|which)\s+(?P<rest>.+)$", rest, re.I | re.S)
+    if kind and not re.match(r"(?:an?|the|some|any|all|recent)\s", rest, re.I):
+        return f"Which {kind.group('kind')}papers {kind.group('rest')}"
     # "Are there benchmarks that measure …": which benchmarks measure …
     noun = re.match(r"(?P<noun>[\w-]+(?:\s+[\w-]+)?)\s+(?:that|which)\s+(?P<rest>.+)$", rest, re.I | re.S)
     if noun:
@@ -179,7 +188,8 @@ def restate(question: str) -> str:
         setting, out = _lower_first(m.group("setting")), m.group("rest")
     out = _opened(out)
     out = _WHAT_WORK.sub(lambda m: f"Which {m.group('kind') + ' ' if m.group('kind') else ''}papers ", out)
-    out = _HEADING.sub("Which papers study ", out)
+    out = _HEADING.sub(lambda m: "Which papers study " if m.group(0).split()[-1].lower() in ("on", "about", "regarding")
+                       else "Which papers " + m.group(0).split(None, 1)[1], out)
     if setting:  # after the request's first clause: "how are questions generated in GSM-Symbolic, and …"
         end = out.rstrip(" ?.!")
         cut = re.search(r",|\s+and\s+(?:how|why|what|which|when|where)\b", end)

@@ -176,7 +176,7 @@ _BOUNDARY = {"that", "which", "who", "whose", "where", "and", "while", "whereas"
 _FRAME_EXTRA = frozenset(
     """which what how why who whom whose when where does do did is are was were can could would should
     will tell me us about give list show find any some there papers paper work works study studies
-    research iclr 2025 propose proposes proposed introduce introduces recent new novel i we you please
+    research iclr 2025 propose proposes proposed introduce introduces recent new novel i we you please people
     explain describe summarize summarise overview ones one approaches approach methods method techniques
     technique ways way exist existing used best good latest others other kind kinds recent recently
     currently current purely mainly specifically actually really papers' models' get make many much
@@ -219,6 +219,9 @@ _SAY_NOTHING = _GENERIC_OBJECTS | SOFT | {"trained", "training"}
 # inputs"): weak evidence, as the general verbs are ("Unsupervised Disentanglement of Content and
 # Style" was related to "detect AI-generated or deepfake content" on "content" alone).
 WEAK_NOUNS = frozenset("content contents inputs outputs examples".split())
+# Modifiers that say how a model was had, not what it is ("pretrained diffusion models"): an abstract
+# that uses one rarely says so in its own sentences
+WEAK_MODIFIERS = frozenset("pretrained pre-trained frozen off-the-shelf".split())
 
 
 class Unit(BaseModel):
@@ -282,6 +285,7 @@ _CUT = re.compile(
     rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS}|such\s+as|for\s+example|for\s+instance|"
     r"according\s+to|and\s+(?:how|why|what|which|where|when|along)|including)\b.*$|,\s*not\b.*$|"
     r",\s*(?:either|whether)\b.*$|"
+
     r"(?:,\s*)?\be\.\s?g\.?(?!\w).*$",
     re.I | re.S,
 )
@@ -290,14 +294,19 @@ _CUT = re.compile(
 # "X, i.e. Y": Y words X again; either wording is the topic (rag.grounding.admission.and_sides).
 # "X, meaning Y", "X, namely Y", "X, that is, Y" say the same (`clean` writes them "i.e.").
 RESTATES = frozenset({"i.e", "ie"})
+# "inverse problems like deblurring, inpainting or super-resolution with diffusion models", "such as
+# A or B using C": examples, up to the word that goes on with the question (what follows a list that
+# runs to the end, or one example, `_CUT` cuts)
+_OPTION = r"[\w-]+(?:\s+(?!(?:by|using|with|via|for|in|on|without|from|to|as|at|that|which|when|where)\b)[\w-]+)?"
+_LIKE = re.compile(rf"(?<!papers)(?<!works)(?<!ones)(?:,\s*)?\s+(?:like|such\s+as)\s+{_OPTION}(?:\s*,\s*{_OPTION})*\s*,?\s+(?:or|and)\s+{_OPTION}(?=\s*[,?.!]|\s+(?:by|using|with|via|for|in|on|without|from|to|as|at|that|which|when|where)\b)", re.I)
 _WITH_NO = re.compile(r"\bwith\s+(?:no|zero)\b", re.I)  # "with no accuracy loss": without it
-_RESTATING = re.compile(r",\s*(?:meaning|namely|that\s+is(?:\s+to\s+say)?)\b,?", re.I)
+_RESTATING = re.compile(r",\s*(?:meaning|namely|that\s+is(?:\s+to\s+say)?|where)\b,?", re.I)
 
 
 def clean(text: str) -> str:
     """The part of a question that states what it wants: without parentheses, contrasts, examples
     and a trailing second question."""
-    text = _WITH_NO.sub("without", _RESTATING.sub(", i.e.", ASIDE.sub(" ", text)))
+    text = _LIKE.sub("", _WITH_NO.sub("without", _RESTATING.sub(", i.e.", ASIDE.sub(" ", text))))
     cut = _CUT.sub(" ", text)
     return cut if words(cut) else text
 
@@ -387,7 +396,8 @@ def _word_unit(w: str) -> Unit | None:
         for fam in _FAMILY_OF.get(stem(w), []):
             if fam not in DIRECTIONS or fam == "evaluate":
                 alts += family_alternatives(fam)
-    return Unit(text=w, alternatives=list(dict.fromkeys(alts)), weight=0.34 if w in SOFT | WEAK_NOUNS else 1.0)
+    return Unit(text=w, alternatives=list(dict.fromkeys(alts)),
+                weight=0.34 if w in SOFT | WEAK_NOUNS | WEAK_MODIFIERS else 1.0)
 
 
 def _phrase_units(words: list[str]) -> list[Unit]:
@@ -702,7 +712,10 @@ def read(question: str, search_text: str | None = None) -> Reading:
             kind, marker = "technique", w
             i += 1
             continue
-        if (w == "based" or (w in _BUILDS and has_content)) and nxt == "on":
+        if w in _BUILDS and not has_content and nxt in ("on", "upon", "around"):
+            i += 2  # "papers built around Shapley values": what they are built on is the topic
+            continue
+        if (w == "based" or w in _BUILDS) and nxt in ("on", "upon", "around"):
             # "based on diffusion models"; "time-series papers building on diffusion models"
             close()
             kind, marker = "technique", f"{w} on"
@@ -733,12 +746,35 @@ def read(question: str, search_text: str | None = None) -> Reading:
         i += 1
     close()
 
+    # "against harmful fine-tuning, i.e. keeping the safety behaviour intact when …": a constraint
+    # said again in other words is met by its first wording; its other wording runs to the next comma
+    # ("use LLM judges, i.e. asking the LLM to verify drafts, for speculative decoding")
+    # (a description of a paper is read whole: "a long-standing idea, namely, that binding …" says it there)
+    at = next(((k, j) for k, (kind_, _, ws) in enumerate(segments) if kind_ != "topic"
+               for j, w in enumerate(ws) if w in RESTATES), None) if is_question(question) else None
+    if at is not None:
+        kept, dropping = [], False
+        for k, (kind_, marker_, ws) in enumerate(segments):
+            out = []
+            for j, w in enumerate(ws):
+                if (k, j) == at:
+                    dropping = True
+                elif dropping and w == ",":
+                    dropping = False
+                elif not dropping:
+                    out.append(w)
+            if k > at[0] and ws and out != ws and not out:
+                continue
+            if out:
+                kept.append((kind_, marker_, out))
+        segments = kept
     topic_words: list[str] = []
     constraints: list[Facet] = []
     for kind_, marker_, ws in segments:
         if kind_ == "topic":
             topic_words += [",", *ws] if topic_words else ws
             continue
+        ws = [w for w in ws if w not in RESTATES]
         if kind_ == "setting" and (all(w in _SAY_NOTHING or not _is_content(w) for w in ws) or ws[:1] in (["any"], ["every"])):
             continue  # "attacks on ML models", "in deep neural networks", "when trained", "on any benchmark": no setting
         if ws[:1] == ["without"]:
