@@ -736,3 +736,12 @@ def test_how_a_model_was_had_weighs_as_a_general_verb() -> None:
     (technique,) = read("Which papers solve inverse problems with pretrained diffusion models?").constraints
     weights = {u.text: u.weight for u in technique.units}
     assert weights["pretrained"] < 1.0 and weights["diffusion"] == 1.0, weights
+
+
+def test_combining_and_testing_are_general_verbs() -> None:
+    # "combine LLMs with MCTS": the papers are about both, not about "combining"; "develop or test methods
+    # on single-cell data": the data is the topic
+    assert read("Which papers combine large language models with Monte Carlo Tree Search?").describe() == \
+        "combine large language models — using monte carlo tree search"
+    assert {u.text: u.weight for u in read("Which papers combine LLMs with search?").topic.units}["combine"] < 1.0
+    assert read("Which papers develop or test methods on single-cell data?").describe() == "single-cell data"

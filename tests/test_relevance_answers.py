@@ -507,3 +507,18 @@ def test_which_papers_solve_x_asks_for_a_list_not_a_claim(full_rag) -> None:
     for it in a.items:
         text = f"{papers[it.paper_id].title} {papers[it.paper_id].text}".lower()
         assert "inverse" in text and ("diffusion" in text or "flow matching" in text), it.title
+
+
+def test_a_belief_a_paper_argues_against_is_no_claim_it_supports(full_rag) -> None:
+    # "A common belief is that RoPE is useful because it helps to decay token dependency …. In this work,
+    # we argue that this is unlikely to be the core reason." (background, then the paper's own view)
+    a = full_rag.ask("Which papers confirm that RoPE works mainly because it makes attention decay with relative distance?")
+    assert a.refused and "No ICLR 2025 abstract here states" in a.text, a.text
+
+
+def test_a_name_given_as_an_example_is_not_what_is_asked(full_rag) -> None:
+    # "scRNA-seq", in the examples, is in no retrieved abstract: the question is about single-cell data
+    a = full_rag.ask("Which papers develop or test methods on single-cell data, such as scRNA-seq or single-cell "
+                     "perturbation screens?")
+    assert not a.refused and a.items, a.text
+    assert "scRNA" not in a.refusal_reason

@@ -38,7 +38,7 @@ from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
 from rag.text.query import QueryIntent, answer_shape, asks_papers, is_question, strip_frame
 from rag.text.reading import Reading, Unit, clean, read
-from rag.text.roles import OWN
+from rag.text.roles import OWN, sentence_roles
 from rag.text.terms import NEGATIONS, PROPOSAL_VERBS, TermStats, content_stems, entities, stem, words
 from rag.types import Source
 
@@ -284,11 +284,16 @@ def presupposed(question: str) -> str | None:
 
 def claim_coverage(claim: str, source: Source, stats: TermStats) -> float:
     """Best rarity-weighted share of a claim's content words that one abstract sentence (with the
-    title) contains; a sentence lacking a name, number or absolute/negative word of the claim counts 0."""
+    title) contains; a sentence lacking a name, number or absolute/negative word of the claim counts 0,
+    and so does background: "A common belief is that RoPE is useful because …" is what the paper
+    then argues against, not what it shows."""
     terms = list(dict.fromkeys(content_stems(claim)))
     claim_negated = bool(NEGATIONS.intersection(words(claim)))
     best = 0.0
-    for sentence in split_sentences(source.text) or [source.text]:
+    sentences = split_sentences(source.text) or [source.text]
+    for sentence, role in zip(sentences, sentence_roles(sentences, source.title)):
+        if role == "background":
+            continue
         have_words = set(words(f"{source.title} {sentence}"))
         if bool(NEGATIONS.intersection(have_words)) != claim_negated:
             continue  # "fails to remove" does not state "reliably removes"
@@ -438,7 +443,10 @@ def assess(
     # before a deeper pool was read for counting: a word in the 30th candidate answers nothing.
     top = list(sources[: head or len(sources)])
     found = set(words(" ".join(f"{s.title} {s.text}" for s in top)))
-    unknown = [n for n in focus.names if not set(words(n)) <= found] if is_question(question) else []
+    # a name the question gives as an example or a contrast ("single-cell data, such as scRNA-seq") is
+    # not what it asks about; one in parentheses is ("Kolmogorov-Arnold Networks (KANs)")
+    asked = set(names(clean(question, asides=True), stats))
+    unknown = [n for n in focus.names if n in asked and not set(words(n)) <= found] if is_question(question) else []
     if unknown:
         out = Assessment(False, f"no retrieved paper mentions {unknown[0]}", focus)
         claim = presupposed(question)

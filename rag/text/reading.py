@@ -206,7 +206,8 @@ SOFT = frozenset(
     coping fine-tune fine-tunes fine-tuning finetune finetunes finetuning tune tunes train trains learn learns
     use uses apply applies improve improves improving enhance enhances boost boosts better struggle struggles
     struggling hurt hurts compromise compromises add adds adding cut cuts cutting require
-    requires required number target targets targeting adapt adapts adapting run runs running""".split()
+    requires required number target targets targeting adapt adapts adapting run runs running combine combines
+    combining integrate integrates integrating test""".split()
 )
 
 
@@ -303,10 +304,10 @@ _WITH_NO = re.compile(r"\bwith\s+(?:no|zero)\b", re.I)  # "with no accuracy loss
 _RESTATING = re.compile(r",\s*(?:meaning|namely|that\s+is(?:\s+to\s+say)?|where)\b,?", re.I)
 
 
-def clean(text: str) -> str:
-    """The part of a question that states what it wants: without parentheses, contrasts, examples
-    and a trailing second question."""
-    text = _LIKE.sub("", _WITH_NO.sub("without", _RESTATING.sub(", i.e.", ASIDE.sub(" ", text))))
+def clean(text: str, asides: bool = False) -> str:
+    """The part of a question that states what it wants: without parentheses (unless `asides`: "(KANs)"
+    names the topic again), contrasts, examples and a trailing second question."""
+    text = _LIKE.sub("", _WITH_NO.sub("without", _RESTATING.sub(", i.e.", text if asides else ASIDE.sub(" ", text))))
     cut = _CUT.sub(" ", text)
     return cut if words(cut) else text
 

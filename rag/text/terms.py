@@ -71,7 +71,7 @@ LEADING_FRAME = frozenset({"search", "searching"})
 
 NEGATIONS = frozenset(
     "not no never cannot can't don't doesn't isn't aren't won't without fail fails failed unable "
-    "neither nor lack lacks lacking".split()
+    "neither nor lack lacks lacking unlikely".split()
 )
 
 _LATEX_CMD = re.compile(r"\\(?:emph|textit|textbf|mathrm|mathbf|mathcal|text|texttt|mathit|operatorname)\s*\{([^{}]*)\}")
