@@ -84,7 +84,8 @@ def test_the_dev_questions_are_read_as_written() -> None:
     """Every question of the development sets is plain already, or opens with "Show me" or "Papers
     on/about": the restating changes nothing else the reader was built on."""
     changed = []
-    for path in sorted((ROOT / "evals" / "data").glob("*.jsonl")):
+    # (the sets written as people ask, for this module, are the others: relevance_new_[tvwx]20_*)
+    for path in sorted(p for p in (ROOT / "evals" / "data").glob("*.jsonl") if not p.name.startswith("relevance_new_")):
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line) if line.strip() else {}
             q = row.get("question") or row.get("query") if isinstance(row, dict) else None

@@ -745,3 +745,27 @@ def test_combining_and_testing_are_general_verbs() -> None:
         "combine large language models — using monte carlo tree search"
     assert {u.text: u.weight for u in read("Which papers combine LLMs with search?").topic.units}["combine"] < 1.0
     assert read("Which papers develop or test methods on single-cell data?").describe() == "single-cell data"
+
+
+@pytest.mark.parametrize(
+    ("question", "described"),
+    [
+        # every paper here uses machine learning: "apply machine learning to X" asks for X
+        ("Which papers apply machine learning to medical imaging data such as MRI or CT?", "medical imaging data"),
+        ("Which papers rely on vector quantization to turn images into discrete tokens?",
+         "vector quantization turn images discrete tokens"),
+        # a topic said again after "i.e.": the constraints of its other wording are that wording
+        ("Which papers work in the offline RL setting, i.e. learning a policy from a fixed dataset without "
+         "interacting with the environment?", "offline rl learning policy"),
+        # a model doing two things: the verbs are the options
+        ("Which papers introduce benchmarks for evaluating how LLMs write or understand code?",
+         "evaluating llms write or understand code — must introduce a benchmark or dataset"),
+    ],
+)
+def test_what_says_nothing_or_restates_is_not_required(question: str, described: str) -> None:
+    assert read(question).describe() == described
+
+
+def test_a_model_doing_two_things_has_the_verbs_as_options() -> None:
+    units = {u.text: u.alternatives for u in read("Which benchmarks test how LLMs write or understand code?").topic.units}
+    assert "write or understand" in units, units

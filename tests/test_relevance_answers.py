@@ -522,3 +522,20 @@ def test_a_name_given_as_an_example_is_not_what_is_asked(full_rag) -> None:
                      "perturbation screens?")
     assert not a.refused and a.items, a.text
     assert "scRNA" not in a.refusal_reason
+
+
+def test_a_technique_and_a_topic_no_paper_states_together_is_a_premise_named(full_rag) -> None:
+    # EEG papers and robot-arm papers exist; none does both: no list "read loosely" of EEG papers
+    a = full_rag.ask("Which ICLR 2025 papers use EEG brain-computer interfaces to control robot arms, and how "
+                     "accurate is the control they report?")
+    assert a.refused and not a.items and "No ICLR 2025 abstract here states" in a.text, a.text
+
+
+def test_examples_name_no_paper_and_machine_learning_is_no_technique(full_rag) -> None:
+    # "(VQ-VAE codebooks, FSQ, …)" named one paper and refused for it; "apply machine learning to X" needed
+    # every listed paper to say "machine learning"
+    for q in ("Which papers rely on vector quantization (VQ-VAE codebooks, FSQ, residual VQ, lookup-free "
+              "quantization) to turn continuous data into discrete tokens?",
+              "Which papers apply machine learning to medical imaging data such as MRI, CT, X-ray, or pathology slides?"):
+        a = full_rag.ask(q)
+        assert not a.refused and a.items and a.intent.kind == "topic", a.text

@@ -105,12 +105,19 @@ def question_focus(
     (title words or acronym)."""
     kind = answer_shape(question, list_question)
     qnames = names(question, stats)
+    # a name given as an example or an aside names no paper ("vector quantization (VQ-VAE codebooks,
+    # FSQ, …)", "medical imaging such as MRI, CT, X-ray")
+    asked = clean(question)
+    naming = names(asked, stats)
     # a list question's words are the topic its papers share: most of one title's words name no paper
     by_words = not asks_papers(question)
-    named = [s.number for s in sources if names_paper(question, s.title, qnames, stats, by_words=by_words)]
-    if not named:  # a rare name the abstract uses ("GGMI", "mCoder") names the paper too
+    # ... nor does a name in its title ("Which papers use EEG …": papers titled with EEG are candidates)
+    named = [s.number for s in sources
+             if names_paper(question, s.title, naming if by_words else (), stats, by_words=by_words)]
+    if not named and by_words:  # a rare name the abstract uses ("GGMI", "mCoder") names the paper too
+        # (not in a question for papers: "Which papers use EEG …" asks for the papers that use it)
         named = [
-            s.number for s in sources if any(set(words(n)) <= set(words(s.text)) for n in qnames)
+            s.number for s in sources if any(set(words(n)) <= set(words(s.text)) for n in naming)
         ]
     return Focus(kind=kind, named=named, names=qnames)
 
@@ -657,7 +664,10 @@ def _paraphrased(adm: Admission, reading: Reading, shown: Sequence[int]) -> list
     technique = any(f.kind == "technique" and f.required for f, _ in adm.constraints)
     if not technique or sum(len(u.alternatives[0]) for u in adm.topic if u.alternatives) < PARAPHRASED_WORDS:
         return []
-    return [n for n in shown if not adm.judgements[n].missing and not adm.judgements[n].on_topic]
+    loose = [n for n in shown if not adm.judgements[n].missing and not adm.judgements[n].on_topic]
+    if any(u.needed and not any(met(u, adm.papers[n].regions(None)) for n in loose) for u in adm.topic):
+        return []  # what the topic names, none of them states ("control robot arms" with EEG): no paraphrase
+    return loose
 
 
 def _missing_phrase(items: Sequence[Item]) -> str:

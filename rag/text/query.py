@@ -352,7 +352,7 @@ NAME_SCORE = 500  # `_match_named` scores a name or a quoted title at least this
 def asks_papers(question: str) -> bool:
     """Whether the question opens by asking for papers in the plural ("Which papers …", "What works …",
     "Which benchmarks …")."""
-    low = [t.low for t in _tokens(question)[:2]]
+    low = [t.low for t in _tokens(question)[:4] if t.low not in ("iclr", "2025")][:2]  # "Which ICLR 2025 papers …"
     return len(low) > 1 and low[0] in ("which", "what", "any") and (low[1] in _PLURAL or low[1] in _BENCHMARKS)
 
 

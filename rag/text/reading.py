@@ -177,6 +177,7 @@ _FRAME_EXTRA = frozenset(
     """which what how why who whom whose when where does do did is are was were can could would should
     will tell me us about give list show find any some there papers paper work works study studies
     research iclr 2025 propose proposes proposed introduce introduces recent new novel i we you please people
+    report reported
     explain describe summarize summarise overview ones one approaches approach methods method techniques
     technique ways way exist existing used best good latest others other kind kinds recent recently
     currently current purely mainly specifically actually really papers' models' get make many much
@@ -207,7 +208,7 @@ SOFT = frozenset(
     use uses apply applies improve improves improving enhance enhances boost boosts better struggle struggles
     struggling hurt hurts compromise compromises add adds adding cut cuts cutting require
     requires required number target targets targeting adapt adapts adapting run runs running combine combines
-    combining integrate integrates integrating test""".split()
+    combining integrate integrates integrating test evaluating assessing measuring rely relies relying""".split()
 )
 
 
@@ -454,6 +455,9 @@ _NUMBERS = dict(zip(
 ))
 
 
+_SUBJECTS = frozenset(stem(w) for w in "llm llms vlm vlms mllm mllms agent agents".split())
+
+
 def _units(words: list[str]) -> list[Unit]:
     """Units of a segment: "X or Y" joins the words beside "or" into one unit; "A, B or C" joins the
     phrases between the commas; everything else is one unit a word (or a family phrase)."""
@@ -486,7 +490,10 @@ def _units(words: list[str]) -> list[Unit]:
             continue
         if i < len(seps) and seps[i] in _OR and items[i] and items[i + 1]:
             left, right = items[i], items[i + 1]
-            if 1 < len(right) <= min(3, len(left)):
+            if 1 < len(right) <= min(3, len(left)) and stem(left[-len(right)]) not in _SUBJECTS:
+                # phrases of the same length ("spurious correlations or spurious features", "unwanted
+                # concepts or training data"), unless the first is a model doing something ("LLMs write
+                # or understand code": the verbs are the options)
                 # "spurious correlations or spurious features": phrases of the same length
                 n = len(right)
                 out += _phrase_units(left[:-n])
@@ -595,9 +602,12 @@ _ROLE = re.compile(
     r"|[a-z][\w-]*)\s*(?:[?.!]|$|(?:for|in|to|on|when|with)\b)",
     re.I,
 )
-_ACTION = re.compile(r"^\s*(?:which|what)\s+(?:papers|works|studies|methods|approaches)\s+([a-z][\w-]*)", re.I)
+_ACTION = re.compile(r"^\s*(?:which|what)\s+(?:iclr\s+2025\s+)?(?:papers|works|studies|methods|approaches)\s+([a-z][\w-]*)", re.I)
 # The kinds of model a topic can name, which its papers always name too ("align LLMs", "LLM agents")
 _MODEL_KINDS = {(stem("llm"),), (stem("vlm"),), (stem("diffusion"),)}
+
+
+_SECOND_QUESTION = re.compile(r",?\s+and\s+(?:how|why|what|which|where|when)\b.*$", re.I | re.S)
 
 
 def _needed(units: list[Unit], question: str, direction: str | None) -> list[Unit]:
@@ -610,7 +620,7 @@ def _needed(units: list[Unit], question: str, direction: str | None) -> list[Uni
     if len(units) < 2:
         return units
     action = _ACTION.match(question)
-    said = question.lower().replace(",", " , ").split()
+    said = _SECOND_QUESTION.sub("", question).lower().replace(",", " , ").split()  # without a second question
     # a topic's name only: not a question, a few words, no "papers", not "A and B" (either is asked)
     bare = (not is_question(question) and 0 < len(said) <= 6 and said[0] not in STOPWORDS
             and not (FRAMING | {"and", "or", ",", "&"}).intersection(said))
@@ -753,6 +763,25 @@ def read(question: str, search_text: str | None = None) -> Reading:
     # (a description of a paper is read whole: "a long-standing idea, namely, that binding …" says it there)
     at = next(((k, j) for k, (kind_, _, ws) in enumerate(segments) if kind_ != "topic"
                for j, w in enumerate(ws) if w in RESTATES), None) if is_question(question) else None
+    # ... and a topic said again ("the offline RL setting, i.e. learning a policy from a fixed dataset
+    # without interacting"): the constraints of its other wording, up to the next comma, are that wording
+    said_again = next((k for k, (kind_, _, ws) in enumerate(segments) if kind_ == "topic" and RESTATES & set(ws)), None)
+    if at is None and said_again is not None and is_question(question):
+        kept, dropping = [], False
+        for k, (kind_, marker_, ws) in enumerate(segments):
+            if k == said_again:
+                dropping = "," not in ws[[w in RESTATES for w in ws].index(True):]
+            elif k > said_again and dropping and kind_ != "topic":
+                if "," in ws:
+                    dropping = False
+                    ws = ws[ws.index(",") + 1:]
+                else:
+                    continue
+            elif kind_ == "topic":
+                dropping = False
+            if ws:
+                kept.append((kind_, marker_, ws))
+        segments = kept
     if at is not None:
         kept, dropping = [], False
         for k, (kind_, marker_, ws) in enumerate(segments):
@@ -776,8 +805,11 @@ def read(question: str, search_text: str | None = None) -> Reading:
             topic_words += [",", *ws] if topic_words else ws
             continue
         ws = [w for w in ws if w not in RESTATES]
-        if kind_ == "setting" and (all(w in _SAY_NOTHING or not _is_content(w) for w in ws) or ws[:1] in (["any"], ["every"])):
-            continue  # "attacks on ML models", "in deep neural networks", "when trained", "on any benchmark": no setting
+        if kind_ in ("setting", "technique") and (
+                all(w in _SAY_NOTHING or not _is_content(w) for w in ws) or ws[:1] in (["any"], ["every"])):
+            # "attacks on ML models", "in deep neural networks", "when trained", "on any benchmark": no
+            # setting; "apply machine learning to medical images": every paper here uses it
+            continue
         if ws[:1] == ["without"]:
             rest = ws[1:]
             trains = any(w.startswith(("train", "retrain", "fine", "tun", "updat")) for w in rest)
