@@ -520,19 +520,16 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     exact = reading.topic is not None and not _RANGE.search(reading.topic.text)  # not "4 bits or fewer"
     needed = [u for u in topic if u.needed or (exact and QUANTITY_WORD.search(u.text.replace("-", " ")))] + \
         [u for f, us in constraints if f.required for u in us if u.needed]
-    single = [u for u in topic[1:] if " " not in u.text]
-    if reading.asks == "reason" and len(topic) >= 3 and single:
-        rarest = max(single, key=lambda u: u.weight)
-        # ... unless no candidate states it: then it is the asker's word ("why DPO objectives
-        # misbehave"), which the papers put otherwise ("the likelihood … decreases")
-        if any(met(rarest, p.stated_regions()) for p in papers.values()):
-            needed.append(rarest)
     if reading.asks == "reason":
         # a why-question words what it asks explained in its own words ("why DPO objectives
-        # misbehave"): a word of its topic no candidate states weighs nothing
+        # misbehave"): a word of its topic no candidate states weighs nothing, and is not needed
         stated = [p.stated_regions() for p in papers.values()]
-        topic = [u if any(met(u, regions) for regions in stated) else u.model_copy(update={"weight": 0.0})
-                 for u in topic]
+        said = [any(met(u, regions) for regions in stated) for u in topic]
+        single = [u for u in topic[1:] if " " not in u.text]
+        rarest = max(single, key=lambda u: u.weight) if len(topic) >= 3 and single else None
+        if rarest is not None and said[topic.index(rarest)]:
+            needed.append(rarest)
+        topic = [u if ok else u.model_copy(update={"weight": 0.0}) for u, ok in zip(topic, said)]
     sides = and_sides(topic, reading.topic.text) if reading.topic else []
     judgements = {}
     for n, p in papers.items():

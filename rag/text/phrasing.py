@@ -117,8 +117,7 @@ def _asks(sentence: str) -> bool:
     m = _LEADING_CONTRAST.match(sentence)
     if m:  # "Rather than X, I want …" asks what follows the contrast ("Instead of X, which is …" does not)
         return _requests(m.group("rest"))
-    return bool(_OPENERS.match(sentence) or _ANYONE.match(sentence) or _RECALLED.match(sentence) or _WH.match(sentence)
-                or _HEADING.match(sentence) or sentence.rstrip().endswith("?"))
+    return _requests(sentence) or bool(_WH.match(sentence)) or sentence.rstrip().endswith("?")
 
 
 def _refines(sentence: str) -> bool:

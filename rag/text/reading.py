@@ -647,6 +647,35 @@ _HEAD_NOUNS_SAY_NOTHING = _GENERIC_HEADS | frozenset("""models model networks ne
     approach learning systems system algorithms algorithm frameworks framework""".split())
 
 
+def _first_wording(segments: list[tuple[FacetKind, str, list[str]]]) -> list[tuple[FacetKind, str, list[str]]]:
+    """The segments without the second wording of what "i.e." restates, which runs to the next comma.
+    A constraint said again ("against harmful fine-tuning, i.e. keeping the safety behaviour intact
+    when …") is met by its first wording ("use LLM judges, i.e. asking the LLM to verify drafts, for
+    speculative decoding" keeps its setting). A topic said again keeps both wordings (either is met,
+    `rag.grounding.admission.and_sides`), and the constraints of its second wording, up to the next
+    comma or topic, are that wording ("the offline RL setting, i.e. learning a policy from a fixed
+    dataset without interacting")."""
+    at = next(((k, j) for k, (_, _, ws) in enumerate(segments) for j, w in enumerate(ws) if w in RESTATES), None)
+    if at is None:
+        return segments
+    topic = segments[at[0]][0] == "topic"
+    kept, dropping = [], False
+    for k, (kind, marker, ws) in enumerate(segments):
+        if topic and k > at[0] and kind == "topic":
+            dropping = False
+        out = []
+        for j, w in enumerate(ws):
+            if (k, j) == at:
+                dropping = True
+            elif dropping and w == ",":
+                dropping = False
+            if not dropping or (topic and k == at[0]):
+                out.append(w)
+        if out:
+            kept.append((kind, marker, out))
+    return kept
+
+
 def read(question: str, search_text: str | None = None) -> Reading:
     """The reading of a question; `search_text` is the question without authors and decision words
     (rag.text.query), when the catalog was consulted."""
@@ -757,47 +786,8 @@ def read(question: str, search_text: str | None = None) -> Reading:
         i += 1
     close()
 
-    # "against harmful fine-tuning, i.e. keeping the safety behaviour intact when …": a constraint
-    # said again in other words is met by its first wording; its other wording runs to the next comma
-    # ("use LLM judges, i.e. asking the LLM to verify drafts, for speculative decoding")
-    # (a description of a paper is read whole: "a long-standing idea, namely, that binding …" says it there)
-    at = next(((k, j) for k, (kind_, _, ws) in enumerate(segments) if kind_ != "topic"
-               for j, w in enumerate(ws) if w in RESTATES), None) if is_question(question) else None
-    # ... and a topic said again ("the offline RL setting, i.e. learning a policy from a fixed dataset
-    # without interacting"): the constraints of its other wording, up to the next comma, are that wording
-    said_again = next((k for k, (kind_, _, ws) in enumerate(segments) if kind_ == "topic" and RESTATES & set(ws)), None)
-    if at is None and said_again is not None and is_question(question):
-        kept, dropping = [], False
-        for k, (kind_, marker_, ws) in enumerate(segments):
-            if k == said_again:
-                dropping = "," not in ws[[w in RESTATES for w in ws].index(True):]
-            elif k > said_again and dropping and kind_ != "topic":
-                if "," in ws:
-                    dropping = False
-                    ws = ws[ws.index(",") + 1:]
-                else:
-                    continue
-            elif kind_ == "topic":
-                dropping = False
-            if ws:
-                kept.append((kind_, marker_, ws))
-        segments = kept
-    if at is not None:
-        kept, dropping = [], False
-        for k, (kind_, marker_, ws) in enumerate(segments):
-            out = []
-            for j, w in enumerate(ws):
-                if (k, j) == at:
-                    dropping = True
-                elif dropping and w == ",":
-                    dropping = False
-                elif not dropping:
-                    out.append(w)
-            if k > at[0] and ws and out != ws and not out:
-                continue
-            if out:
-                kept.append((kind_, marker_, out))
-        segments = kept
+    if is_question(question):  # (a description of a paper is read whole: "an idea, namely, that …" says it there)
+        segments = _first_wording(segments)
     topic_words: list[str] = []
     constraints: list[Facet] = []
     for kind_, marker_, ws in segments:
