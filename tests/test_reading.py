@@ -745,6 +745,9 @@ def test_combining_and_testing_are_general_verbs() -> None:
         "combine large language models — using monte carlo tree search"
     assert {u.text: u.weight for u in read("Which papers combine LLMs with search?").topic.units}["combine"] < 1.0
     assert read("Which papers develop or test methods on single-cell data?").describe() == "single-cell data"
+    # "ground X in knowledge graphs": papers reason over them; "ground" is no word they must say
+    assert {u.text: u.weight for u in read("Which papers ground LLM reasoning in knowledge graphs?").topic.units}[
+        "ground"] < 1.0
 
 
 @pytest.mark.parametrize(

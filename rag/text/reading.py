@@ -208,7 +208,8 @@ SOFT = frozenset(
     use uses apply applies improve improves improving enhance enhances boost boosts better struggle struggles
     struggling hurt hurts compromise compromises add adds adding cut cuts cutting require
     requires required number target targets targeting adapt adapts adapting run runs running combine combines
-    combining integrate integrates integrating test evaluating assessing measuring rely relies relying""".split()
+    combining integrate integrates integrating test evaluating assessing measuring rely relies relying ground
+    grounds grounding""".split()
 )
 
 
