@@ -54,6 +54,11 @@ ROOT = Path(__file__).resolve().parent.parent
          "Which papers where normalizing flows are the core model?"),
         ("I recall an ICLR 2025 paper showing that equivariant GNNs tell chiral molecules apart. How did they do it?",
          "Which paper shows that equivariant GNNs tell chiral molecules apart?"),
+        # a recalled paper of some kind, at the venue
+        ("I remember a text-to-music paper at ICLR 2025 that generates full-length songs with sung vocals and "
+         "lyrics. Which one was that?",
+         "Which text-to-music paper generates full-length songs with sung vocals and lyrics?"),
+        ("I remember the diffusion paper about watermarking images.", "Which diffusion paper studies watermarking images?"),
     ],
 )
 def test_a_request_is_restated_as_the_question_it_asks(asked: str, plain: str) -> None:

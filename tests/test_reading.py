@@ -772,3 +772,62 @@ def test_what_says_nothing_or_restates_is_not_required(question: str, described:
 def test_a_model_doing_two_things_has_the_verbs_as_options() -> None:
     units = {u.text: u.alternatives for u in read("Which benchmarks test how LLMs write or understand code?").topic.units}
     assert "write or understand" in units, units
+
+
+def test_an_aside_of_other_names_gives_options_and_an_aside_of_kinds_does_not() -> None:
+    # "(coordinate-based networks / neural fields)" names the topic again: a "neural fields" paper meets it
+    r = read("Which papers use implicit neural representations (coordinate-based networks / neural fields) for "
+             "something other than 3D scene reconstruction or rendering?")
+    assert r.describe() == "implicit neural representations or coordinate-based networks or neural fields"
+    assert ("neural", "field") in r.topic.units[0].alternatives
+    # "(forecasting or generation)" are kinds of the task, each a word: not options of "time series"
+    r = read("Which papers apply diffusion or flow-matching models to time series (forecasting or generation)?")
+    assert r.describe() == "time series — using diffusion or flow-matching models"
+    # "A/B or C" nests: the three-option rule is for one separator only
+    r = read("Which papers use large language models as the mutation/search operator or surrogate inside "
+             "evolutionary or black-box optimization?")
+    assert "mutation or search operator or surrogate" not in r.describe()
+
+
+def test_an_aside_at_the_end_of_a_question_stays_an_aside() -> None:
+    # strip_frame cut the closing ")" of "(not speech recognition or plain TTS)?", and the aside became topic
+    searched = strip_frame("Which papers do generative modeling of music or general sound/audio (not speech "
+                           "recognition or plain TTS)?")
+    assert searched.endswith(")")
+    assert "speech" not in read("x", search_text=searched).describe()
+
+
+def test_contractions_frequency_adverbs_and_clauses_add_no_words() -> None:
+    r = read("Why do LLMs sometimes ignore the context they're given and answer from what they memorized in "
+             "pretraining?")
+    words_read = {u.text for u in r.topic.units}
+    assert not words_read & {"re", "sometimes"}, words_read
+    assert not any(c.label.startswith("from") for c in r.constraints), r.describe()  # "from what …" is no setting
+    assert "getting" not in read("How are people getting LLMs to adapt to individual users?").describe()
+
+
+def test_building_a_model_on_x_uses_x() -> None:
+    assert read("Which papers build their models on neural ODEs or neural SDEs?").describe() == \
+        "neural odes or neural sdes"
+
+
+def test_examples_of_the_topic_are_read_and_examples_of_a_constraint_are_not() -> None:
+    r = read("Which papers apply machine learning to medical imaging data such as MRI, CT, X-ray, or "
+             "pathology/histology slides?")
+    assert [u.text for u in r.topic.examples] == ["mri", "ct", "x-ray", "pathology", "histology slides"]
+    r = read("Which papers rely on vector quantization (VQ-VAE codebooks, FSQ, residual VQ, lookup-free "
+             "quantization) to turn continuous data into discrete tokens?")
+    assert "fsq" in [u.text for u in r.topic.examples]
+    r = read("Which papers learn control policies or reward functions without access to expert action labels, "
+             "e.g. from state-only demonstrations or action-free videos?")
+    assert r.topic.examples == []  # examples of the setting, not of the topic
+    r = read("Which papers stress-test or evaluate machine unlearning, e.g. showing that supposedly forgotten "
+             "knowledge can be recovered?")
+    assert r.topic.examples == []  # a clause is no list of examples
+
+
+def test_an_option_written_out_in_full_is_met_by_its_acronym() -> None:
+    topic = read("physics-informed neural networks / PDE-residual loss training").topic
+    acr = acronyms(["do not exploit physics informed neural networks (PINNs) in solving inverse problems"])
+    units = expand_units(topic.units, acr)
+    assert ("pinn",) in units[0].alternatives

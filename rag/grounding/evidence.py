@@ -105,6 +105,8 @@ def question_focus(
     (title words or acronym)."""
     kind = answer_shape(question, list_question)
     qnames = names(question, stats)
+    # the venue names no paper ("a paper at ICLR 2025 that …" is not "ICLR: In-Context Learning of …")
+    question = _ICLR_2025.sub(" ", question)
     # a name given as an example or an aside names no paper ("vector quantization (VQ-VAE codebooks,
     # FSQ, …)", "medical imaging such as MRI, CT, X-ray")
     asked = clean(question)

@@ -63,6 +63,12 @@ _OPENERS = re.compile(
 _RECALLED = _rx(
     rf"^\s*(?:i|we)\s+(?:remember|recall|once\s+read|read|heard|saw)\s+(?:about\s+|of\s+)?{_HEAD}\s+(?P<claim>.+)$",
 )
+# "I remember a text-to-music paper at ICLR 2025 that generated songs": which text-to-music paper generated them
+_RECALLED_KIND = _rx(
+    r"^\s*(?:i|we)\s+(?:remember|recall|once\s+read|read|heard|saw)\s+(?:about\s+|of\s+)?(?:an?|the|one|some)\s+"
+    r"(?P<kind>(?:(?!iclr\b|paper\b)[\w-]+\s+){1,3}?)(?:iclr\s*(?:2025\s+)?)?(?P<head>paper|work|study|article)\s+"
+    r"(?:(?:at|from|in)\s+iclr(?:\s*2025)?\s+)?(?P<on>that|which|where|about|on)\s+(?P<claim>.+)$",
+)
 # "Has anyone explained why …", "Have any papers shown how …", "Did anyone propose …"
 _ANYONE = _rx(
     r"^\s*(?:has|have|did|does)\s+(?:anyone|anybody|any\s+(?:papers?|works?|studies|research))\s+"
@@ -109,7 +115,8 @@ def _says_something(sentence: str) -> bool:
 
 def _requests(text: str) -> bool:
     """Opens with a request in the first person or a question word, and asks it."""
-    return bool(_OPENERS.match(text) or _ANYONE.match(text) or _RECALLED.match(text) or _HEADING.match(text)
+    return bool(_OPENERS.match(text) or _ANYONE.match(text) or _RECALLED.match(text) or _RECALLED_KIND.match(text)
+                or _HEADING.match(text)
                 or (_WH.match(text) and text.rstrip().endswith("?")))
 
 
@@ -140,6 +147,10 @@ def _opened(sentence: str) -> str:
         shown = re.match(r"(?:showing|demonstrating|proving|finding|reporting|claiming)\s+that\s+(?P<x>.+)$",
                          m.group("claim"), re.I | re.S)
         return f"Which paper shows that {shown.group('x')}" if shown else f"Which paper {m.group('claim')}"
+    m = _RECALLED_KIND.match(sentence)
+    if m:
+        verb = "studies " if m.group("on").lower() in ("about", "on") else ""
+        return f"Which {m.group('kind')}paper {verb}{m.group('claim')}"
     m = _OPENERS.match(sentence)
     if not m:
         return sentence
@@ -196,7 +207,7 @@ def restate(question: str) -> str:
         out = f"{end[:at]} {setting}{end[at:]}"
     if contrast:
         out = f"{out.rstrip(' ?.!')}, {contrast}"
-    if how and not _RECALLED.match(request):  # a recalled claim is checked as said, without "and how"
+    if how and not (_RECALLED.match(request) or _RECALLED_KIND.match(request)):  # a recalled claim is checked as said, without "and how"
         out = f"{out.rstrip(' ?.!')}, and {how}"
     out = out.rstrip()
     if out == text.strip():

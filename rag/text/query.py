@@ -474,7 +474,10 @@ def strip_frame(text: str) -> str:
         j -= 1
     if i == j:
         return text.strip()
-    return text[spans[i][0] : spans[j - 1][1]].strip()
+    end = spans[j - 1][1]
+    while end < len(text) and text[end] in ")]":  # "… (not plain TTS)?": the aside stays closed
+        end += 1
+    return text[spans[i][0] : end].strip()
 
 
 def parse(question: str, catalog: Catalog) -> QueryIntent:

@@ -164,6 +164,9 @@ _TAKES_WITH = frozenset("""struggle struggles struggling cope copes coping deal 
 _SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "across", "within", "beyond", "when", "against"}
 _PURPOSE = {"to"}
 _BUILDS = frozenset({"build", "builds", "building", "built"})  # "builds on X": uses X
+_OWNERS = frozenset({"its", "their", "the", "our", "a"})
+# A preposition before a clause opens no setting ("answer from what they memorized")
+_CLAUSE_WORDS = frozenset({"what", "which", "how", "where", "when", "whom", "who", "whatever"})
 # "robust to X", "resilient against X": the paper must defend, and X is what it withstands.
 _WITHSTAND = frozenset("robust robustness resilient resilience resistant resistance immune secure".split())
 # "better at using web browsers": a verb after a preposition is what is done, not a technique.
@@ -180,7 +183,8 @@ _FRAME_EXTRA = frozenset(
     report reported
     explain describe summarize summarise overview ones one approaches approach methods method techniques
     technique ways way exist existing used best good latest others other kind kinds recent recently
-    currently current purely mainly specifically actually really papers' models' get make many much
+    currently current purely mainly specifically actually really papers' models' get gets getting got make many much
+    sometimes often usually typically always frequently generally commonly
     cause causes caused setting settings scenario scenarios say says said another whether like""".split()
 )
 _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
@@ -244,6 +248,10 @@ class Facet(BaseModel):
     text: str = Field(description="The facet as the question says it.")
     label: str = Field(description="How it is shown: 'jailbreaks', 'must defend or protect', 'at inference time'.")
     units: list[Unit] = Field(default_factory=list)
+    examples: list[Unit] = Field(
+        default_factory=list,
+        description="What the question gives as examples of it ('medical imaging such as MRI, CT or X-ray'): a paper "
+                    "that states one meets it.")
 
 
 class Reading(BaseModel):
@@ -306,10 +314,37 @@ _WITH_NO = re.compile(r"\bwith\s+(?:no|zero)\b", re.I)  # "with no accuracy loss
 _RESTATING = re.compile(r",\s*(?:meaning|namely|that\s+is(?:\s+to\s+say)?|where)\b,?", re.I)
 
 
+# Contractions, written out ("they're given" is not the word "re")
+_CONTRACTIONS = ((re.compile(r"\bcan['’]t\b", re.I), "cannot"), (re.compile(r"\bwon['’]t\b", re.I), "will not"),
+                 (re.compile(r"n['’]t\b", re.I), " not"), (re.compile(r"['’]re\b", re.I), " are"),
+                 (re.compile(r"['’]ve\b", re.I), " have"), (re.compile(r"['’]ll\b", re.I), " will"),
+                 (re.compile(r"\b(i)['’]m\b", re.I), r"\1 am"), (re.compile(r"['’]d\b", re.I), " would"))
+# An aside that names the topic in other words: "implicit neural representations (coordinate-based
+# networks / neural fields)", "(i.e. A or B)". Each option a phrase of two to four content words; not
+# examples, exclusions, an acronym, or kinds of it ("time series (forecasting or generation)").
+_SYNONYM_ASIDE = re.compile(r"\s*\(\s*(?:i\.\s?e\.?,?\s+)?([^()]*?(?:/|\bor\b)[^()]*?)\s*\)", re.I)
+_NOT_SYNONYMS = re.compile(
+    r"\b(?:e\.\s?g|not|no|excluding|except|including|such|like|especially|mainly|only|but|and|vs|versus)\b|\d", re.I)
+
+
+def _synonyms(m: re.Match[str]) -> str:
+    inner = m.group(1)
+    options = [o for o in re.split(r"\s*(?:/|\bor\b|,)\s*", inner) if o.strip()]
+    if (len(options) < 2 or _NOT_SYNONYMS.search(inner)
+            or not all(2 <= len(compounds(o)) <= 4 and all(_is_content(w) for w in compounds(o)) for o in options)):
+        return m.group(0)
+    return "".join(f" / {o}" for o in options)
+
+
 def clean(text: str, asides: bool = False) -> str:
     """The part of a question that states what it wants: without parentheses (unless `asides`: "(KANs)"
-    names the topic again), contrasts, examples and a trailing second question."""
-    text = _LIKE.sub("", _WITH_NO.sub("without", _RESTATING.sub(", i.e.", text if asides else ASIDE.sub(" ", text))))
+    names the topic again; an aside of other names for it is kept as options of it), contrasts, examples
+    and a trailing second question."""
+    for pattern, full in _CONTRACTIONS:
+        text = pattern.sub(full, text)
+    if not asides:
+        text = ASIDE.sub(" ", _SYNONYM_ASIDE.sub(_synonyms, text))
+    text = _LIKE.sub("", _WITH_NO.sub("without", _RESTATING.sub(", i.e.", text)))
     cut = _CUT.sub(" ", text)
     return cut if words(cut) else text
 
@@ -475,6 +510,25 @@ def _units(words: list[str]) -> list[Unit]:
             items[-1].append(w)
     i = 0
     while i < len(items):
+        # "A / B / C" (three or more options, each of several words: "implicit neural representations
+        # / coordinate-based networks / neural fields"): whole phrases are the options; the first is
+        # the words before the first "/" back to a verb or frame word
+        j = i
+        while j < len(seps) and seps[j] in _OR and seps[j] == seps[i]:  # ("A/B or C" nests)
+            j += 1
+        if j - i >= 2 and all(len(it) > 1 and all(map(_is_content, it)) for it in items[i + 1 : j]):
+            first = items[i]
+            k = len(first)
+            while k > 0 and _is_content(first[k - 1]) and first[k - 1] not in SOFT:
+                k -= 1
+            n = max(len(it) for it in items[i + 1 : j])
+            out += _phrase_units(first[:k])
+            unit = _either([first[k:], *items[i + 1 : j], items[j][:n]])
+            if unit is not None:
+                out.append(unit)
+            items[j] = items[j][n:]
+            i = j
+            continue
         # a run of items joined by commas and ending with "or": A, B, or C
         j = i
         while j < len(seps) and seps[j] == "," and j + 1 < len(seps) and (seps[j + 1] == "," or seps[j + 1] in _OR):
@@ -677,9 +731,48 @@ def _first_wording(segments: list[tuple[FacetKind, str, list[str]]]) -> list[tup
     return kept
 
 
-def read(question: str, search_text: str | None = None) -> Reading:
+# Examples of what comes before them: "such as A, B or C", "e.g. A or B", or an aside that lists
+# them ("vector quantization (VQ-VAE codebooks, FSQ, residual VQ)"). Each a name or short phrase.
+_EXAMPLE_CUE = re.compile(
+    r"(?:,\s*)?\s*(?:\(\s*)?\b(?:such\s+as|e\.\s?g\.?|for\s+example|for\s+instance|including)\s*,?\s+"
+    r"(?P<list>[^()?;:]+?)(?=\s*(?:\)|\?|;|:|$|\.(?:\s|$)|,?\s+(?:rather|instead|not|but|to|by|using|with|via|"
+    r"(?:and|or)\s+(?:how|why|what|which|where|when)|that|which)\b))",
+    re.I,
+)
+_LISTING_ASIDE = re.compile(r"\s*\((?P<list>[^()]+)\)")
+
+
+def _example_options(text: str) -> list[list[str]]:
+    """The examples of a list ("MRI, CT, X-ray, or pathology/histology slides"), each a few content words
+    (none when any is longer: then it is no list of names)."""
+    parts = [p.strip() for p in re.split(r"\s*,\s*(?:(?:or|and)\s+)?|\s+(?:or|and)\s+|\s*/\s*", text) if p.strip()]
+    parts = [re.sub(r"^(?:from|in|on|with|using|via)\s+", "", p, flags=re.I) for p in parts]
+    options = [compounds(p) for p in parts]
+    if len(options) < 2 or not all(1 <= len(o) <= 4 and all(_is_content(w) for w in o) for o in options):
+        return []
+    return options
+
+
+def _topic_examples(question: str) -> list[Unit]:
+    """The examples a question gives of its topic: a list after the topic, before any constraint."""
+    for m in [*_EXAMPLE_CUE.finditer(question), *_LISTING_ASIDE.finditer(question)]:
+        options = _example_options(m.group("list"))
+        if not options or (m.re is _LISTING_ASIDE and _NOT_SYNONYMS.search(m.group("list"))):
+            continue
+        before = read(question[: m.start()], examples=False)
+        if before.topic is None or before.constraints and any(c.kind != "direction" for c in before.constraints):
+            continue  # examples of a constraint ("without action labels, e.g. from videos")
+        # each example's words in one sentence ("VQ-VAE" and "codebook" need not be side by side)
+        out = [u.model_copy(update={"together": True}) for o in options for u in [_either([o])] if u is not None]
+        if out:
+            return out
+    return []
+
+
+def read(question: str, search_text: str | None = None, examples: bool = True) -> Reading:
     """The reading of a question; `search_text` is the question without authors and decision words
-    (rag.text.query), when the catalog was consulted."""
+    (rag.text.query), when the catalog was consulted. `examples`: also read the examples it gives of
+    its topic."""
     asks = _asks(question)
     words = _strip_frame(_tokens(clean(search_text if search_text is not None else question)))
     # "DPO and other margin-based objectives": either is asked about, as with "or other"
@@ -753,6 +846,9 @@ def read(question: str, search_text: str | None = None) -> Reading:
             kind, marker = "technique", w
             i += 1
             continue
+        if w in _BUILDS and nxt in _OWNERS and i + 3 < len(words) and words[i + 3] in ("on", "upon"):
+            words[i + 1 : i + 3] = []  # "builds its models on neural ODEs": builds on them
+            nxt = words[i + 1]
         if w in _BUILDS and not has_content and nxt in ("on", "upon", "around"):
             i += 2  # "papers built around Shapley values": what they are built on is the topic
             continue
@@ -771,7 +867,7 @@ def read(question: str, search_text: str | None = None) -> Reading:
             current.append(w)  # "fail at length generalization": no setting
             i += 1
             continue
-        if w in _SETTING and has_content and nxt:
+        if w in _SETTING and has_content and nxt and nxt not in _CLAUSE_WORDS:
             close()
             kind, marker = "setting", w
             if w == "without":
@@ -867,7 +963,8 @@ def read(question: str, search_text: str | None = None) -> Reading:
         first = constraints.pop(0)
         topic = first.model_copy(update={"kind": "topic", "label": " ".join(u.text for u in first.units)})
     if topic is not None:
-        topic = topic.model_copy(update={"units": _needed(topic.units, question, direction)})
+        topic = topic.model_copy(update={"units": _needed(topic.units, question, direction),
+                                         "examples": _topic_examples(question) if examples else []})
         role = _ROLE.search(clean(question))
         said = {u.text for f in (topic, *constraints) for u in f.units}
         if role:
