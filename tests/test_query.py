@@ -467,3 +467,11 @@ def test_the_words_before_paper_name_the_one_title_that_has_them() -> None:
     assert r.kind == "named" and real.title(r.named_ids[0]).startswith("Turning Up the Heat: Min-p")
     # Words many titles share name nothing.
     assert parse("What does the diffusion paper propose?", real).named_ids == []
+
+
+def test_a_heading_of_one_titles_words_is_a_topic_and_a_name_still_names() -> None:
+    # "object-centric representation learning" runs into one title's words: a topic, not that paper
+    real = Catalog.from_records(_corpus())
+    r = parse("object-centric representation learning", real)
+    assert r.kind == "topic" and r.list_question and r.named_ids == []
+    assert parse("LeanAgent", real).kind == "named"

@@ -564,3 +564,13 @@ def test_the_venue_names_no_paper(full_rag) -> None:
     a = full_rag.ask("I remember a text-to-music paper at ICLR 2025 that generates full-length songs with sung "
                      "vocals and lyrics. Which one was that?")
     assert not any(t.startswith("ICLR:") for t in _titles(a)), a.text
+
+
+def test_what_the_question_sets_aside_is_not_shown_as_related(full_rag) -> None:
+    # "rather than proposing new generators": generator papers, missing only "must introduce a benchmark",
+    # were listed under "Related, but not …"
+    a = full_rag.ask("Which papers propose new metrics or benchmarks for evaluating image or video generative "
+                     "models, rather than proposing new generators?")
+    assert not a.refused and len(a.items) >= 5, a.text
+    direction = [c.label for c in a.reading.constraints if c.kind == "direction"]
+    assert direction and not [it.title for it in a.related if set(it.missing) <= set(direction)], a.text

@@ -37,7 +37,7 @@ from rag.grounding.admission import (
 from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
 from rag.text.query import QueryIntent, answer_shape, asks_papers, is_question, strip_frame
-from rag.text.reading import Reading, Unit, clean, read
+from rag.text.reading import Reading, Unit, clean, read, sets_aside
 from rag.text.roles import OWN, sentence_roles
 from rag.text.terms import NEGATIONS, PROPOSAL_VERBS, TermStats, content_stems, entities, stem, words
 from rag.types import Source
@@ -632,6 +632,11 @@ def assess(
         limit = min(limit, 3)
     # Related papers are shown beside a list, or instead of an answer; one paper asked for is answer enough.
     show_related = list_question or not items
+    if reading is not None and sets_aside(question):
+        # a paper that misses only what the question asks it to be ("must introduce a benchmark") is of
+        # the kind the question sets aside ("rather than proposing new generators"): not related, excluded
+        directions = {c.label for c in reading.constraints if c.kind == "direction"}
+        related = [n for n in related if not set(adm.judgements[n].missing) <= directions]
     rel_items = _items(question, related[:3] if show_related else [], adm, embed, stats, reading, units, all_terms, focus, cfg)
     for it in rel_items:
         it.missing = list(adm.judgements[it.number].missing)

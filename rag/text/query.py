@@ -315,7 +315,7 @@ class Catalog:
             gram = self._grams.get(tuple(s for s, _ in content[c : c + 4]))
             run, prev = (run + 1 if gram is not None and gram == prev else 1), gram
             if gram is not None:
-                add(gram, 100 + run + 3, content[c - run + 1][1])  # a run of run + 3 title words
+                add(gram, RUN_SCORE + run + 3, content[c - run + 1][1])  # a run of run + 3 title words
         return best
 
 
@@ -346,6 +346,8 @@ def _short(title: str, limit: int = 90) -> str:
     return title if len(title) <= limit else title[: limit - 1].rstrip() + "…"
 
 
+RUN_SCORE = 100  # `_match_named` scores a run of n title words RUN_SCORE + n
+HEADING_RUN = 5
 NAME_SCORE = 500  # `_match_named` scores a name or a quoted title at least this, a run of title words less
 
 
@@ -495,10 +497,14 @@ def parse(question: str, catalog: Catalog) -> QueryIntent:
     in_names = {k for i, j, _ in spans for k in range(i, j)}
     named = {p: v for p, v in catalog._match_named(toks, q).items() if v[1] not in in_names}
     cue, similar_to = _similar_cue(low), None
-    if not cue and asks_papers(q):
+    # a short heading ("object-centric representation learning") names a paper by a run of five or more
+    # of its title's words ("sparse attention kernels for long context"), not fewer
+    heading = not is_question(q) and len(low) <= 6 and _is_list(low, q)
+    if not cue and (asks_papers(q) or heading):
         # "Which papers apply large language models to tabular data?": a run of a title's words is the
         # topic such papers share, not one paper named; a name or a quoted title still names one
-        named = {p: v for p, v in named.items() if v[0] >= NAME_SCORE}
+        least = NAME_SCORE if asks_papers(q) else RUN_SCORE + HEADING_RUN
+        named = {p: v for p, v in named.items() if v[0] >= least}
     ranked = sorted(named, key=lambda p: (-named[p][0], catalog._order[p]))
     if cue:
         similar_to = next((p for p in ranked if named[p][1] >= cue[1]), None)

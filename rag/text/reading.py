@@ -292,6 +292,13 @@ _CONTRAST_WORDS = (
     r"not\s+(?:new|just|only|merely)|but\s+not"
 )
 _CONTRAST = re.compile(rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS})\b.*$|,\s*not\b.*$", re.I | re.S)
+
+
+def sets_aside(question: str) -> bool:
+    """Whether the question says what it does not want ("…, rather than proposing new generators")."""
+    return bool(_CONTRAST.search(question))
+
+
 _CUT = re.compile(
     rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS}|such\s+as|for\s+example|for\s+instance|"
     r"according\s+to|and\s+(?:how|why|what|which|where|when|along)|including)\b.*$|,\s*not\b.*$|"
