@@ -831,3 +831,17 @@ def test_an_option_written_out_in_full_is_met_by_its_acronym() -> None:
     acr = acronyms(["do not exploit physics informed neural networks (PINNs) in solving inverse problems"])
     units = expand_units(topic.units, acr)
     assert ("pinn",) in units[0].alternatives
+
+
+def test_what_a_trained_system_turns_out_to_do_is_a_result_and_a_belief_is_outlook() -> None:
+    sents = [
+        "While large models have shown remarkable capabilities, general agents remain an open challenge.",
+        "To this end, we introduce Kinetix: an open-ended space of physics-based RL environments.",
+        "Our trained agent exhibits strong physical reasoning capabilities in 2D space, being able to zero-shot "
+        "solve unseen human-designed environments.",
+        "Furthermore, fine-tuning this general agent on tasks of interest shows significantly stronger "
+        "performance than training an RL agent tabula rasa.",
+        "We believe this demonstrates the feasibility of large scale pre-training for online RL.",
+    ]
+    assert sentence_roles(sents, "Kinetix: Investigating the Training of General Agents") == [
+        "gap", "contribution", "result", "result", "outlook"]

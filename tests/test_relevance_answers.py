@@ -574,3 +574,11 @@ def test_what_the_question_sets_aside_is_not_shown_as_related(full_rag) -> None:
     assert not a.refused and len(a.items) >= 5, a.text
     direction = [c.label for c in a.reading.constraints if c.kind == "direction"]
     assert direction and not [it.title for it in a.related if set(it.missing) <= set(direction)], a.text
+
+
+def test_a_second_question_is_answered_by_the_second_sentence(full_rag) -> None:
+    # "What is Kinetix, and what did its authors show …?" quoted two sentences of what Kinetix is
+    a = full_rag.ask("What is Kinetix, and what did its authors show about training general RL agents with it?")
+    assert a.items and a.items[0].title.startswith("Kinetix"), a.text
+    quoted = " ".join(a.items[0].sentences)
+    assert "we introduce Kinetix" in quoted and "Our trained agent exhibits" in quoted, a.text

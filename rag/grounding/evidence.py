@@ -37,7 +37,7 @@ from rag.grounding.admission import (
 from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
 from rag.text.query import QueryIntent, answer_shape, asks_papers, is_question, strip_frame
-from rag.text.reading import Reading, Unit, clean, read, sets_aside
+from rag.text.reading import Reading, Unit, clean, read, second_question, sets_aside
 from rag.text.roles import OWN, sentence_roles
 from rag.text.terms import NEGATIONS, PROPOSAL_VERBS, TermStats, content_stems, entities, stem, words
 from rag.types import Source
@@ -96,6 +96,13 @@ class Item:
     score: float
     coverage: float
     missing: list[str] = field(default_factory=list)  # constraints a related paper does not state
+
+
+# A second question that asks what a paper found ("and what did its authors show", "and how accurate
+# is it") is answered by a result sentence
+SHOWN = re.compile(r"\b(?:show|showed|shown|find|found|finds|report|reported|results?|achieve|achieved|accura\w*|"
+                   r"perform\w*|conclude|demonstrate|demonstrated|reveal|revealed|well)\b", re.I)
+THEN_ROLE_BONUS = 0.1
 
 
 def question_focus(
@@ -735,22 +742,30 @@ def _items(
     # Only a paper's own sentences can be quoted first (all of them when it has none), and only the
     # few that its words and role already favour are embedded (embedding is most of an answer's time).
     how = reading.asks == "method"  # a "how" question quotes how: a method sentence is always a candidate
+    # "What is Kinetix, and what did its authors show …?": the second sentence answers the second question
+    then = second_question(question)
+    then_role = ("method" if re.match(r"how\b", then, re.I) else
+                 "result" if re.search(SHOWN, then) else "") if then else ""
     quotable = []
     for p in papers:
         mine = [i for i, r in enumerate(p.roles) if r in OWN] or list(range(len(p.sentences)))
         ranked = sorted(mine, key=lambda i: -prior(p, i))
         pick = ranked[: cfg.embed_per_paper]
-        how_at = next((i for i in ranked if p.roles[i] == "method"), None)
-        if how and how_at is not None and how_at not in pick:
-            pick.append(how_at)
+        for wanted in {"method" if how else "", then_role} - {""}:
+            at = next((i for i in ranked if p.roles[i] == wanted), None)
+            if at is not None and at not in pick:
+                pick.append(at)
         quotable.append(sorted(pick))
     flat = [p.sentences[i] for p, idx in zip(papers, quotable) for i in idx]
-    vecs = unit_rows(embed([question] + flat))
-    sims = vecs[1:] @ vecs[0]
+    lead = [question, then] if then else [question]
+    vecs = unit_rows(embed(lead + flat))
+    sims = vecs[len(lead):] @ vecs[0]
+    then_sims = vecs[len(lead):] @ vecs[1] if then else sims
     items: list[Item] = []
     pos = 0
     for paper, idx in zip(papers, quotable):
         sim_of = dict(zip(idx, sims[pos : pos + len(idx)]))
+        then_of = dict(zip(idx, then_sims[pos : pos + len(idx)]))
         pos += len(idx)
         scored = []
         for i in idx:
@@ -769,7 +784,12 @@ def _items(
         chosen = [i0]
         second = next((x for x in scored if x[1] != i0 and paper.roles[x[1]] in OWN), None)
         how_x = next((x for x in scored if x[1] != i0 and paper.roles[x[1]] == "method"), None)
-        if how and paper.roles[i0] != "method" and how_x is not None:
+        then_x = max((x for x in scored if x[1] != i0 and paper.roles[x[1]] in OWN),
+                     key=lambda x: float(then_of[x[1]]) + THEN_ROLE_BONUS * (paper.roles[x[1]] == then_role),
+                     default=None) if then else None
+        if then_x is not None:
+            second, enough = then_x, True  # what the second question asks, after the first
+        elif how and paper.roles[i0] != "method" and how_x is not None:
             second, enough = how_x, True  # the how, after what the paper is
         else:
             enough = second is not None and second[0] >= cfg.second_sentence_share * best

@@ -672,6 +672,13 @@ _MODEL_KINDS = {(stem("llm"),), (stem("vlm"),), (stem("diffusion"),)}
 _SECOND_QUESTION = re.compile(r",?\s+and\s+(?:how|why|what|which|where|when)\b.*$", re.I | re.S)
 
 
+def second_question(question: str) -> str:
+    """The second question a question asks ("What is Kinetix, and what did its authors show …": "what did
+    its authors show …"), or ""."""
+    m = _SECOND_QUESTION.search(question)
+    return re.sub(r"^,?\s+and\s+", "", m.group(0)).strip() if m else ""
+
+
 def _needed(units: list[Unit], question: str, direction: str | None) -> list[Unit]:
     """The topic's units, those every listed paper must state marked `needed` (a topic of two or more
     units only): the verb after "Which papers" when it is the question's own action (not a general

@@ -48,7 +48,11 @@ _RESULT = re.compile(
     r"demonstrat\w*|we\s+(?:find|found|observe|observed|show|showed|prove|proved|establish|derive|"
     r"confirm|reveal|validate|verify|report)|(?:find|show|reveal|prove|suggest|indicate|confirm)s?\s+that|"
     r"extensive|ablation\w*|compared\s+(?:to|with)|accuracy|gains?|orders?\s+of\s+magnitude|"
-    r"\d+(?:\.\d+)?\s*(?:%|x\b|×|times))",
+    r"\d+(?:\.\d+)?\s*(?:%|x\b|×|times)|"
+    # what a trained system turns out to do: "our agent exhibits …", "fine-tuning it shows significantly
+    # stronger performance than …", "zero-shot solve unseen …"
+    r"exhibits?|significantly|(?:stronger|better|higher|lower|faster|superior)\s+(?:\w+\s+)?than|"
+    r"zero-shot\s+(?:solv|generali[sz]|transfer)\w*)",
     re.I,
 )
 _CONTRIB = re.compile(
@@ -85,6 +89,9 @@ _OUTLOOK = re.compile(
     r"project\s+page|\bwebsite\b|\bdemo\b)",
     re.I,
 )
+# What the authors believe or hope their work leads to: outlook, whatever it names ("We believe this
+# demonstrates the feasibility of …")
+_BELIEF = re.compile(r"^\W*(?:we|i)\s+(?:firmly\s+|strongly\s+)?(?:believe|hope|envision|anticipate)\b", re.I)
 _PROVE = re.compile(r"\bwe\s+(?:\w+\s+)?(?:prove|show|establish|derive|demonstrate|find|observe)\b", re.I)
 
 
@@ -109,7 +116,7 @@ def sentence_roles(sentences: Sequence[str], title: str = "") -> list[Role]:
         if i < first_self:
             roles.append("gap" if _GAP.search(s) else "background")
             continue
-        if _OUTLOOK.search(s) and not _RESULT.search(s.split("http")[0]) or (
+        if _BELIEF.search(s) or _OUTLOOK.search(s) and not _RESULT.search(s.split("http")[0]) or (
             _OUTLOOK.search(s) and len(s.split()) < 14
         ):
             roles.append("outlook")
