@@ -310,8 +310,11 @@ class RAG:
 
     # -- questions --------------------------------------------------------------------------
     def retrieve(self, question: str, **options: Unpack[SearchOptions]) -> Retrieval:
-        """The papers retrieved for `question` (no answer is written; `show_all` does not apply)."""
-        return self.retriever.retrieve(question, search_options(options))
+        """The papers retrieved for `question` (no answer is written; `show_all` does not apply), read as
+        `ask` reads it: a request in conversational words as the plain question it asks."""
+        from rag.text.phrasing import restate
+
+        return self.retriever.retrieve(restate(question), search_options(options))
 
     def ask(self, question: str, **options: Unpack[SearchOptions]) -> Answer:
         """Answer a question with citations to the retrieved papers. Options (rag.settings.SearchOptions):

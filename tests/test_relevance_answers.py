@@ -582,3 +582,11 @@ def test_a_second_question_is_answered_by_the_second_sentence(full_rag) -> None:
     assert a.items and a.items[0].title.startswith("Kinetix"), a.text
     quoted = " ".join(a.items[0].sentences)
     assert "we introduce Kinetix" in quoted and "Our trained agent exhibits" in quoted, a.text
+
+
+def test_retrieve_reads_a_request_as_ask_does(full_rag) -> None:
+    # RAG.retrieve searched "I'm looking for work on … What is there?" word for word; ask restated it
+    asked = "I'm looking for work on how LeanAgent proves theorems. What is there?"
+    plain = "Which papers how LeanAgent proves theorems?"
+    got = [s.paper_id for s in full_rag.retrieve(asked).sources]
+    assert got == [s.paper_id for s in full_rag.retrieve(plain).sources] and got, got
