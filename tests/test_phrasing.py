@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
         # of several sentences, the request; "Not …, but …" only refines it, "What is there?" asks nothing
         ("I'm looking for work on defending LLMs against jailbreak prompts. Not new jailbreak attacks, but "
          "defenses, guardrails or training methods. What is there?",
-         "Which papers defending LLMs against jailbreak prompts?"),
+         "Which papers defending LLMs against jailbreak prompts, not new jailbreak attacks?"),
         ("Are there benchmarks that measure how well LLM agents handle data science? I'm after evaluations of "
          "existing agents, not papers introducing a new agent system.",
          "Which benchmarks measure how well LLM agents handle data science?"),
@@ -132,3 +132,25 @@ def test_a_restated_request_reads_as_its_plain_question(asked: str, described: s
 )
 def test_more_requests_read_as_their_plain_questions(asked: str, described: str) -> None:
     assert read(restate(asked)).describe() == described
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        # what a sentence beside the request sets aside follows it as "…, not X"
+        ("I need papers that propose methods that make web agents better. Not papers that only introduce a "
+         "benchmark or environment, though.",
+         "Which papers propose methods that make web agents better, not papers that only introduce a benchmark or "
+         "environment?"),
+        # "Which papers do this?" asks what the sentence before it says the asker does
+        ("I'm working on generalist robot manipulation policies and want to build on large pretrained models. Which "
+         "papers do this? Simulators and benchmarks aren't what I need.",
+         "Which papers on generalist robot manipulation policies build on large pretrained models, not simulators "
+         "and benchmarks?"),
+        ("I work on recommender systems and want to see what ICLR 2025 has on recommendation models. I'm not "
+         "interested in general LLM personalization.",
+         "Which papers study recommendation models, not general LLM personalization?"),
+    ],
+)
+def test_what_is_set_aside_and_what_this_refers_to_are_kept(asked: str, plain: str) -> None:
+    assert restate(asked) == plain

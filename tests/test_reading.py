@@ -845,3 +845,20 @@ def test_what_a_trained_system_turns_out_to_do_is_a_result_and_a_belief_is_outlo
     ]
     assert sentence_roles(sents, "Kinetix: Investigating the Training of General Agents") == [
         "gap", "contribution", "result", "result", "outlook"]
+
+
+def test_embed_and_embedding_share_a_stem() -> None:
+    # Snowball gives "embed" the stem "emb" and "embeddings" "embed": "Which papers embed …" met no embedding paper
+    assert stem("embed") == stem("embeds") == stem("embedding") == stem("embeddings")
+
+
+def test_what_a_setting_is_for_and_when_it_is_applied_are_read_apart() -> None:
+    # "in hyperbolic space to capture hierarchical structure": the purpose is the topic's, not the setting's
+    r = read("Which papers embed data or build neural network layers in hyperbolic space to capture hierarchical "
+             "structure?")
+    assert [c.label for c in r.constraints] == ["in hyperbolic space"], r.describe()
+    # "after training" says nothing a paper must state beside "without retraining"; "afterwards" is no word
+    r = read("Which papers compress large language models by pruning or sparsifying them after training, without "
+             "retraining or fine-tuning the model afterwards?")
+    assert r.describe() == ("compress large language models — using pruning or sparsifying, without retraining or "
+                            "fine-tuning model"), r.describe()

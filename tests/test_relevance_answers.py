@@ -590,3 +590,33 @@ def test_retrieve_reads_a_request_as_ask_does(full_rag) -> None:
     plain = "Which papers how LeanAgent proves theorems?"
     got = [s.paper_id for s in full_rag.retrieve(asked).sources]
     assert got == [s.paper_id for s in full_rag.retrieve(plain).sources] and got, got
+
+
+def test_a_why_question_whose_crux_no_paper_states_lists_no_paper_for_what_is_left(full_rag) -> None:
+    # "ignore" and "memorized" are in no candidate: what was left ("LLMs", "context", "answer") listed papers on
+    # long contexts as the explanation
+    a = full_rag.ask("Why do LLMs sometimes ignore the context they're given and answer from what they memorized "
+                     "in pretraining, or else blindly follow a wrong context?")
+    assert a.refused and not a.items, a.text
+    # a why-question whose premise a paper states, missing only a setting ("from few samples"), is answered
+    a = full_rag.ask("Why can deep networks learn a composition of functions from few samples when shallow ones cannot?")
+    assert not a.refused and a.items[0].title.startswith("How DNNs break the Curse of Dimensionality"), a.text
+
+
+def test_names_in_a_list_of_examples_are_not_required(full_rag) -> None:
+    # "(SG-MCMC, variational inference, ensembles, Bayesian layers)": no abstract writes "SG-MCMC", and the
+    # question was refused for it although Bayesian deep learning papers answer it
+    a = full_rag.ask("How do recent papers make Bayesian deep learning practical, i.e. approximating the posterior "
+                     "over network weights or functions (SG-MCMC, variational inference, ensembles, Bayesian layers) "
+                     "to get useful uncertainty estimates?")
+    assert not a.refused and len(a.items) >= 3, a.text
+    assert any("Bayesian" in t for t in _titles(a)), a.text
+
+
+def test_benchmarks_a_question_sets_aside_are_neither_listed_nor_related(full_rag) -> None:
+    # "rather than only benchmarking tool use": tau-bench and BigCodeBench were listed
+    a = full_rag.ask("Which papers improve LLMs' ability to call tools, APIs or functions, e.g. by fine-tuning on "
+                     "synthesized tool-use data, refining tool documentation or better tool planning, rather than only "
+                     "benchmarking tool use?")
+    assert not a.refused and len(a.items) >= 3, a.text
+    assert not [t for t in _titles(a) + [it.title for it in a.related] if "bench" in t.lower()], a.text

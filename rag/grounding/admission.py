@@ -291,6 +291,7 @@ CENTRAL = 0.17  # a title that holds the topic, or a sentence that does
 # An example stands for the topic only when few papers use its words (under 2 % of 2,115: "MRI",
 # "FSQ", "X-ray"; not "text" or "images", which "AI-generated content (text, images)" gives)
 EXAMPLE_IDF = 4.0
+WHY_UNSAID = 0.5  # a why-question whose words no candidate states weigh more than this share is not answered
 
 
 # Words that, just before a direction word, make it someone else's: "bypassing defenses", "existing
@@ -521,8 +522,8 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
         if reading.topic else []
     constraints = [(f, weigh(join_terms(expand_units(f.units, acr), f.text, stats), stats)) for f in reading.constraints]
     # a how/why question that is not itself about benchmarks or evaluation ("how do benchmarks …")
-    measures_methods = reading.asks in ("method", "reason") and not any(
-        own_mentions(f.label, family_alternatives("benchmark") + _EVALUATION) for f in reading.facets)
+    measures_methods = (reading.asks in ("method", "reason") or bool(_SETS_ASIDE_BENCHMARKS.search(reading.aside))) \
+        and not any(own_mentions(f.label, family_alternatives("benchmark") + _EVALUATION) for f in reading.facets)
     # Words every listed paper must state, shown "(not: memorize)" beside a related one: what the
     # papers do ("Which papers watermark images …") and what a why-question asks explained: the
     # rarest single word after its subject ("why do diffusion models memorize …": "memorize"; "why
@@ -539,7 +540,14 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
         rarest = max(single, key=lambda u: u.weight) if len(topic) >= 3 and single else None
         if rarest is not None and said[topic.index(rarest)]:
             needed.append(rarest)
-        topic = [u if ok else u.model_copy(update={"weight": 0.0}) for u, ok in zip(topic, said)]
+        unsaid = [u for u, ok in zip(topic, said) if not ok]
+        if sum(u.weight for u in unsaid) > WHY_UNSAID * sum(u.weight for u in topic):
+            # most of what it asks explained no candidate states ("why LLMs ignore the context they are given
+            # and answer from what they memorized"): what is left ("LLMs", "context") would list any paper on
+            # long contexts; the heaviest unstated word is needed, and no paper is listed for it
+            needed.append(max(unsaid, key=lambda u: u.weight))
+        else:
+            topic = [u if ok else u.model_copy(update={"weight": 0.0}) for u, ok in zip(topic, said)]
     sides = and_sides(topic, reading.topic.text) if reading.topic else []
     if reading.topic:  # a paper that states an example the question gives of its topic meets it ("MRI")
         sides += [[u] for u in weigh(expand_units(reading.topic.examples, acr), stats) if u.weight >= EXAMPLE_IDF]
@@ -555,11 +563,13 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
             j.missing += list(dict.fromkeys(lacking))
             j.admitted, j.related = False, True
         if measures_methods and titled_benchmark(p):  # "How do papers compress …?"
-            j.missing.append(NOT_A_BENCHMARK[reading.asks])
+            j.missing.append(NOT_A_BENCHMARK.get(reading.asks, NOT_A_BENCHMARK["method"]))
             j.admitted, j.related = False, j.on_topic
     return Admission(judgements, papers, topic, constraints)
 
 
+# "…, rather than only benchmarking tool use", "not simulators, benchmarks and data-collection studies"
+_SETS_ASIDE_BENCHMARKS = re.compile(r"\b(?:benchmark\w*|simulators?|environments?|evaluation\s+suites?|leaderboards?)\b", re.I)
 NOT_A_BENCHMARK = {"method": "a method (this paper is a benchmark)", "reason": "an explanation (this paper is a benchmark)"}
 
 

@@ -25,6 +25,7 @@ from typing import Literal
 from rag.grounding.admission import (
     DIRECTION_ROLES,
     KIND_GROUP,
+    NOT_A_BENCHMARK,
     QUANTITY_WORD,
     Admission,
     PaperText,
@@ -37,7 +38,7 @@ from rag.grounding.admission import (
 from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
 from rag.text.query import QueryIntent, answer_shape, asks_papers, is_question, strip_frame
-from rag.text.reading import Reading, Unit, clean, read, second_question, sets_aside
+from rag.text.reading import Reading, Unit, clean, read, second_question, sets_aside, without_listed_examples
 from rag.text.roles import OWN, sentence_roles
 from rag.text.terms import NEGATIONS, PROPOSAL_VERBS, TermStats, content_stems, entities, stem, words
 from rag.types import Source
@@ -460,8 +461,9 @@ def assess(
     top = list(sources[: head or len(sources)])
     found = set(words(" ".join(f"{s.title} {s.text}" for s in top)))
     # a name the question gives as an example or a contrast ("single-cell data, such as scRNA-seq") is
-    # not what it asks about; one in parentheses is ("Kolmogorov-Arnold Networks (KANs)")
-    asked = set(names(clean(question, asides=True), stats))
+    # not what it asks about; one in parentheses is ("Kolmogorov-Arnold Networks (KANs)"), unless the
+    # parentheses list examples ("(SG-MCMC, variational inference, ensembles, Bayesian layers)")
+    asked = set(names(clean(without_listed_examples(question), asides=True), stats))
     unknown = [n for n in focus.names if n in asked and not set(words(n)) <= found] if is_question(question) else []
     if unknown:
         out = Assessment(False, f"no retrieved paper mentions {unknown[0]}", focus)
@@ -557,7 +559,12 @@ def assess(
         # best-scoring papers answer, as for a description.
         strict = False
     list_question = query.list_question if query is not None else focus.kind == "list"
-    if strict and not list_question and not unexplained and not any(adm.judgements[n].admitted for n in order):
+    # a why-question is read loosely only when a paper states what it asks explained, missing only a
+    # setting ("from few samples"); not when no paper states it ("why LLMs ignore the context …")
+    explained = reading.asks != "reason" or any(
+        adm.judgements[n].on_topic and set(adm.judgements[n].missing) <= labels for n in order)
+    if (strict and not list_question and explained and not unexplained
+            and not any(adm.judgements[n].admitted for n in order)):
         # "Which paper ...?" asks for one paper in its own words: its phrases paraphrase the paper,
         # so they rank rather than exclude, unless no paper shown holds a good part of what it says,
         # or the rarest thing of its topic (a one-trillion-parameter model): then that premise is
@@ -642,7 +649,7 @@ def assess(
     if reading is not None and sets_aside(question):
         # a paper that misses only what the question asks it to be ("must introduce a benchmark") is of
         # the kind the question sets aside ("rather than proposing new generators"): not related, excluded
-        directions = {c.label for c in reading.constraints if c.kind == "direction"}
+        directions = {c.label for c in reading.constraints if c.kind == "direction"} | set(NOT_A_BENCHMARK.values())
         related = [n for n in related if not set(adm.judgements[n].missing) <= directions]
     rel_items = _items(question, related[:3] if show_related else [], adm, embed, stats, reading, units, all_terms, focus, cfg)
     for it in rel_items:

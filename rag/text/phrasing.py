@@ -47,6 +47,10 @@ _HEAD = (
 # Carlini's papers", "Find papers related to …") and "Is there a paper on …" are read as they are.
 _OPENERS = re.compile(
     r"^\s*(?:"
+    # "I work on recommender systems and want to see what ICLR 2025 has on …"
+    r"(?:(?:i|we)\s+(?:work|am\s+working|are\s+working)\s+on\s+[^,.;]+?\s+and\s+)?(?:(?:i|we)\s+)?"
+    r"(?:want|need|would\s+like|'d\s+like)\s+to\s+(?:see|know|find\s+out|learn)\s+what\s+"
+    r"(?:iclr(?:\s*2025)?|the\s+conference|this\s+year|there)\s+(?:has|have|is|offers?)\s+(?:on|about|for|in)\s+|"
     rf"{_POLITE}(?:can|could|would)\s+you\s+{_POLITE}(?:find|show|list|give|recommend|suggest|point)\s+(?:me\s+|us\s+)?(?:to\s+)?"
     rf"|{_POLITE}(?:show|find|give|recommend|suggest)\s+(?:me|us)\s+"
     r"|(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+)?(?:looking|searching|hunting)\s+for\s+"
@@ -155,6 +159,8 @@ def _opened(sentence: str) -> str:
     if not m:
         return sentence
     rest = sentence[m.end():]
+    if re.search(r"\b(?:has|have|is|offers?)\s+(?:on|about|for|in)\s+$", m.group(0), re.I):  # "what ICLR has on X"
+        return f"Which papers study {rest}"
     if _WH.match(rest):  # "I want to know how …"
         return rest[0].upper() + rest[1:]
     head = re.match(rf"{_HEAD}\s*", rest, re.I)
@@ -173,6 +179,49 @@ def _opened(sentence: str) -> str:
     return rest[0].upper() + rest[1:] if rest else sentence  # "Show me Carlini's papers": a heading
 
 
+# A sentence beside the request that sets something aside: "Not papers that only introduce a benchmark,
+# though.", "I'm not interested in general LLM personalization.", "Simulators and benchmarks aren't what I
+# need." What it sets aside follows the request as "…, not X" (what `sets_aside` and the contrast rules read).
+_SETS_ASIDE = (
+    _rx(r"^\s*(?:but\s+)?not\s+(?P<x>.+)$"),
+    _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are)\s+not\s+(?:interested\s+in|looking\s+for|after)\s+(?P<x>.+)$"),
+    _rx(r"^\s*(?:i|we)\s+(?:don'?t|do\s+not)\s+(?:need|want|care\s+about)\s+(?P<x>.+)$"),
+    _rx(r"^\s*(?P<x>.+?)\s+(?:aren'?t|are\s+not|isn'?t|is\s+not)\s+what\s+(?:i|we)(?:\s+am|'m|\s+are|'re)?\s+"
+        r"(?:need|want|after|looking\s+for)\b.*$"),
+)
+
+
+def _set_aside(sentence: str) -> str:
+    """What a sentence sets aside ("papers that only introduce a benchmark"), or ""."""
+    for pattern in _SETS_ASIDE:
+        m = pattern.match(sentence)
+        if m:
+            x = re.split(r",\s*but\b|;|,\s*though\b|\s+though\b", m.group("x"), maxsplit=1)[0]
+            return _lower_first(x.strip(" .!?,")) if words(x) else ""
+    return ""
+
+
+# "I'm working on X and want to build on Y. Which papers do this?": which papers on X build on Y
+_DOES_THIS = _rx(r"^\s*(?:which|what|any)\s+(?:papers|works|ones|studies)\s+(?:do|does|did|have\s+done)\s+(?:this|that|so|it)\s*\??\s*$")
+_WORKING_ON = _rx(
+    r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:working\s+on|building|developing|studying)\s+(?P<x>[^,.;]+?)\s+and\s+"
+    r"(?:i\s+|we\s+)?(?:want|need|would\s+like|'d\s+like|plan|hope)\s+to\s+(?P<v>.+)$",
+)
+
+
+def _does_this(sentences: list[str]) -> str:
+    """The request "Which papers do this?" asks of the sentence before it that says what the asker does."""
+    for k, sentence in enumerate(sentences):
+        if _DOES_THIS.match(sentence):
+            for before in reversed(sentences[:k]):
+                m = _WORKING_ON.match(before)
+                if m:
+                    v = m.group("v").rstrip(" .!")
+                    head, _, rest = v.partition(",")
+                    return f"Which papers on {m.group('x').strip()} {head.strip()}{',' + rest if rest else ''}?"
+    return ""
+
+
 def restate(question: str) -> str:
     """The plain question a conversational request asks (unchanged when it is one already)."""
     text = _GREETING.sub("", question).strip()
@@ -181,6 +230,10 @@ def restate(question: str) -> str:
         return question
     saying = [s for s in sentences if _says_something(s)]
     request = next((s for s in saying if _asks(s) and not _refines(s)), None)
+    anaphoric = _does_this(sentences)
+    if anaphoric and request is None:
+        aside = " or ".join(x for x in map(_set_aside, sentences) if x)
+        return f"{anaphoric.rstrip('?')}, not {aside}?" if aside else anaphoric
     if request is None:  # a description of a paper, in as many sentences as it takes
         return question
     # a later question that asks nothing of its own ("How did they do it?") keeps its question word
@@ -207,6 +260,9 @@ def restate(question: str) -> str:
         out = f"{end[:at]} {setting}{end[at:]}"
     if contrast:
         out = f"{out.rstrip(' ?.!')}, {contrast}"
+    aside = " or ".join(x for x in (_set_aside(s) for s in sentences if s is not request) if x)
+    if aside and not contrast:
+        out = f"{out.rstrip(' ?.!')}, not {aside}"
     if how and not (_RECALLED.match(request) or _RECALLED_KIND.match(request)):  # a recalled claim is checked as said, without "and how"
         out = f"{out.rstrip(' ?.!')}, and {how}"
     out = out.rstrip()

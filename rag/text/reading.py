@@ -161,7 +161,8 @@ _TECHNIQUE = {"using", "use", "uses", "used", "utilize", "utilizes", "utilizing"
 _TAKES_WITH = frozenset("""struggle struggles struggling cope copes coping deal deals dealing interact interacts
     interacting associated correlated compared combined consistent compatible familiar concerned
     equipped""".split())
-_SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "across", "within", "beyond", "when", "against"}
+_SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "across", "within", "beyond", "when", "against",
+            "after", "before"}
 _PURPOSE = {"to"}
 _BUILDS = frozenset({"build", "builds", "building", "built"})  # "builds on X": uses X
 _OWNERS = frozenset({"its", "their", "the", "our", "a"})
@@ -184,7 +185,7 @@ _FRAME_EXTRA = frozenset(
     explain describe summarize summarise overview ones one approaches approach methods method techniques
     technique ways way exist existing used best good latest others other kind kinds recent recently
     currently current purely mainly specifically actually really papers' models' get gets getting got make many much
-    sometimes often usually typically always frequently generally commonly
+    sometimes often usually typically always frequently generally commonly given afterwards afterward themselves itself
     cause causes caused setting settings scenario scenarios say says said another whether like""".split()
 )
 _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
@@ -260,6 +261,7 @@ class Reading(BaseModel):
     asks: Asks = "papers"
     topic: Facet | None = None
     constraints: list[Facet] = Field(default_factory=list)
+    aside: str = Field("", description="What the question sets aside ('rather than only benchmarking tool use').")
 
     @property
     def facets(self) -> list[Facet]:
@@ -302,7 +304,7 @@ def sets_aside(question: str) -> bool:
 _CUT = re.compile(
     rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS}|such\s+as|for\s+example|for\s+instance|"
     r"according\s+to|and\s+(?:how|why|what|which|where|when|along)|including)\b.*$|,\s*not\b.*$|"
-    r",\s*(?:either|whether)\b.*$|"
+    r",\s*(?:either|whether)\b.*$|,?\s+or\s+else\b.*$|"
 
     r"(?:,\s*)?\be\.\s?g\.?(?!\w).*$",
     re.I | re.S,
@@ -767,6 +769,12 @@ def _example_options(text: str) -> list[list[str]]:
     return options
 
 
+def without_listed_examples(text: str) -> str:
+    """The text without asides that list examples ("(SG-MCMC, variational inference, ensembles)");
+    an aside that names one thing ("(KANs)") stays."""
+    return _LISTING_ASIDE.sub(lambda m: " " if _example_options(m.group("list")) else m.group(0), text)
+
+
 def _topic_examples(question: str) -> list[Unit]:
     """The examples a question gives of its topic: a list after the topic, before any constraint."""
     for m in [*_EXAMPLE_CUE.finditer(question), *_LISTING_ASIDE.finditer(question)]:
@@ -872,7 +880,11 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             kind, marker = "technique", f"{w} on"
             i += 2
             continue
-        if (w in _PURPOSE or (w == "for" and not any(s[0] == "topic" for s in segments))) and kind == "technique":
+        if ((w in _PURPOSE or (w == "for" and not any(s[0] == "topic" for s in segments))) and kind == "technique"
+                or (w in _PURPOSE and kind == "setting" and nxt and nxt not in _AT_SETTING and len(current) > 1
+                    and any(k == "topic" and any(_is_content(x) and x not in SOFT for x in ws) for k, _, ws in segments)
+                    and sum(map(_is_content, words[i + 1 :])) >= 2)):
+            # "… in hyperbolic space to capture hierarchical structure": what it is for is the topic again
             close()
             kind, marker = "topic", ""
             i += 1
@@ -991,4 +1003,5 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             if b in said or (len(options) > 1 and all(len(o.split()) <= 2 for o in options)):
                 constraints.append(Facet(kind="role", text=f"{a} as {b}", label=f"{a} as {b}",
                                          units=[Unit(text=b, alternatives=[tuple(stem(w) for w in o.split()) for o in options])]))
-    return Reading(asks=asks, topic=topic, constraints=constraints)
+    aside = _CONTRAST.search(question)
+    return Reading(asks=asks, topic=topic, constraints=constraints, aside=aside.group(0).strip(" ,?.!") if aside else "")

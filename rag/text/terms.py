@@ -128,10 +128,11 @@ def compounds(text: str) -> list[str]:
 # keeps the stem with "iz" added ("tokeniz", "generaliz", "localiz") in all its forms.
 # Snowball also leaves "grokking" as "grokk" (it undoubles only bb dd ff gg mm nn pp rr tt).
 _OWN_STEM = {"transformer": "transformer", "transformers": "transformer", "optimal": "optimal",
-             "optimally": "optimal", "optimality": "optimal", "grokking": "grok", "grokked": "grok"}
+             "optimally": "optimal", "optimality": "optimal", "grokking": "grok", "grokked": "grok",
+             "embed": "embed", "embeds": "embed"}  # Snowball: "embed" → "emb", "embedding" → "embed"
 _MADE_WITH_IZE = re.compile(
     r"^([a-z]{3,}?)(?:ization|izations|isation|isations|izing|ising|izer|izers|iser|isers|ized|ised|izes|ises|ize|ise)$")
-STEMS = "snowball-en+own-3"
+STEMS = "snowball-en+own-4"
 
 
 @lru_cache(maxsize=200_000)
