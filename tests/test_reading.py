@@ -862,3 +862,14 @@ def test_what_a_setting_is_for_and_when_it_is_applied_are_read_apart() -> None:
              "retraining or fine-tuning the model afterwards?")
     assert r.describe() == ("compress large language models — using pruning or sparsifying, without retraining or "
                             "fine-tuning model"), r.describe()
+
+
+def test_what_a_subject_does_adverbs_and_several_are_read_as_meant() -> None:
+    # "explore" frames "papers that explore X"; done by agents it is the topic (exploration)
+    r = read("Why do RL agents still explore so inefficiently?")
+    assert "exploration" in r.describe() and "still" not in r.describe(), r.describe()
+    assert read("Which papers explore model merging?").describe() == "model merging"
+    # an adverb is weak evidence; "several" is met by "multi-agent" or "multiple"
+    assert [u.weight for u in r.topic.units if u.text == "inefficiently"] == [0.34]
+    technique = read("Which papers use several LLM agents that collaborate?").constraints[0]
+    assert ("multi",) in technique.units[0].alternatives

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from rag.text.citations import abstract_sentences
-from rag.text.reading import ASIDE, NAME_SUFFIXES, RESTATES, Facet, Reading, Unit, family_alternatives
+from rag.text.reading import ADVERB, ASIDE, NAME_SUFFIXES, RESTATES, Facet, Reading, Unit, family_alternatives
 from rag.text.roles import OWN, Role, sentence_roles
 from rag.text.terms import PROPOSING, STOPWORDS, TermStats, stem, words
 from rag.types import Source
@@ -536,7 +536,7 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
         # misbehave"): a word of its topic no candidate states weighs nothing, and is not needed
         stated = [p.stated_regions() for p in papers.values()]
         said = [any(met(u, regions) for regions in stated) for u in topic]
-        single = [u for u in topic[1:] if " " not in u.text]
+        single = [u for u in topic[1:] if " " not in u.text and not ADVERB.search(u.text)]
         rarest = max(single, key=lambda u: u.weight) if len(topic) >= 3 and single else None
         if rarest is not None and said[topic.index(rarest)]:
             needed.append(rarest)

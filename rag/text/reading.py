@@ -105,6 +105,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "code": ("code", "coding", "program", "programs", "programming", "software"),
     "robot": ("robot", "robots", "robotic", "robotics", "manipulation", "embodied"),
     "video": ("video", "videos"),
+    # "several LLM agents": papers write "multi-agent" or "multiple agents"
+    "multiple": ("multiple", "several", "multi"),
     # text or images a model made: papers name them by whichever model they study
     "machine-generated": ("machine-generated", "ai-generated", "llm-generated", "model-generated", "machine-written",
                           "ai-written", "llm-written", "written by llms", "written by large language models",
@@ -166,6 +168,21 @@ _SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "acro
 _PURPOSE = {"to"}
 _BUILDS = frozenset({"build", "builds", "building", "built"})  # "builds on X": uses X
 _OWNERS = frozenset({"its", "their", "the", "our", "a"})
+_ADVERBS = frozenset("still often sometimes usually also always never rarely actually really".split())
+
+
+def _after_subject(words: list[str], k: int) -> bool:
+    """Whether the word at k follows a content word (a subject), adverbs between ("agents still explore")."""
+    j = k - 1
+    while j >= 0 and (words[j] in _ADVERBS or words[j].endswith("ly")):
+        j -= 1
+    return j >= 0 and _is_content(words[j])
+
+
+# Framing verbs that, done by a subject other than papers, are the topic: as the noun of the same stem
+_DONE_BY_SUBJECT = {w: noun for noun, ws in (("exploration", "explore explores explored exploring"),
+                                             ("development", "develop develops developed developing"))
+                    for w in ws.split()}
 # A preposition before a clause opens no setting ("answer from what they memorized")
 _CLAUSE_WORDS = frozenset({"what", "which", "how", "where", "when", "whom", "who", "whatever"})
 # "robust to X", "resilient against X": the paper must defend, and X is what it withstands.
@@ -185,7 +202,7 @@ _FRAME_EXTRA = frozenset(
     explain describe summarize summarise overview ones one approaches approach methods method techniques
     technique ways way exist existing used best good latest others other kind kinds recent recently
     currently current purely mainly specifically actually really papers' models' get gets getting got make many much
-    sometimes often usually typically always frequently generally commonly given afterwards afterward themselves itself
+    sometimes often usually typically always frequently generally commonly given afterwards afterward themselves itself still
     cause causes caused setting settings scenario scenarios say says said another whether like""".split()
 )
 _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
@@ -230,6 +247,9 @@ WEAK_NOUNS = frozenset("content contents inputs outputs examples".split())
 # Modifiers that say how a model was had, not what it is ("pretrained diffusion models"): an abstract
 # that uses one rarely says so in its own sentences
 WEAK_MODIFIERS = frozenset("pretrained pre-trained frozen off-the-shelf".split())
+# An adverb says how, not what ("explore so inefficiently"): weak evidence, and never the word a
+# why-question needs stated
+ADVERB = re.compile(r"(?:ally|ently|antly|ively|ously|ibly|ably|fully|lessly|ingly|edly)$")
 
 
 class Unit(BaseModel):
@@ -444,7 +464,7 @@ def _word_unit(w: str) -> Unit | None:
             if fam not in DIRECTIONS or fam == "evaluate":
                 alts += family_alternatives(fam)
     return Unit(text=w, alternatives=list(dict.fromkeys(alts)),
-                weight=0.34 if w in SOFT | WEAK_NOUNS | WEAK_MODIFIERS else 1.0)
+                weight=0.34 if w in SOFT | WEAK_NOUNS | WEAK_MODIFIERS or ADVERB.search(w) else 1.0)
 
 
 def _phrase_units(words: list[str]) -> list[Unit]:
@@ -797,6 +817,9 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
     its topic."""
     asks = _asks(question)
     words = _strip_frame(_tokens(clean(search_text if search_text is not None else question)))
+    # a framing verb after a subject of its own is what the subject does ("why do RL agents explore so
+    # inefficiently": exploration; "papers that explore X" frame)
+    words = [_DONE_BY_SUBJECT.get(w, w) if _after_subject(words, k) else w for k, w in enumerate(words)]
     # "DPO and other margin-based objectives": either is asked about, as with "or other"
     words = ["or" if w == "and" and nxt in _OTHER else w for w, nxt in zip(words, [*words[1:], ""])]
     # Segments: (kind, marker, words)
