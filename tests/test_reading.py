@@ -6,7 +6,7 @@ import pytest
 
 from rag.grounding.admission import acronyms, admit, expand_units
 from rag.text.query import strip_frame
-from rag.text.reading import read
+from rag.text.reading import read, without_aside
 from rag.text.roles import sentence_roles
 from rag.text.terms import PhraseStats, TermStats, stem
 from rag.types import Source
@@ -873,3 +873,15 @@ def test_what_a_subject_does_adverbs_and_several_are_read_as_meant() -> None:
     assert [u.weight for u in r.topic.units if u.text == "inefficiently"] == [0.34]
     technique = read("Which papers use several LLM agents that collaborate?").constraints[0]
     assert ("multi",) in technique.units[0].alternatives
+
+
+def test_a_preference_is_no_demand_and_what_is_set_aside_is_not_searched() -> None:
+    # "ideally ones that use LLMs as the backbone" made the backbone a technique every paper had to state
+    r = read("Which papers propose better ways to train embedding models, dense retrievers or rerankers, ideally "
+             "ones that use LLMs as the backbone?")
+    assert not r.constraints, r.describe()
+    assert without_aside("Which papers design protein sequences, not de novo backbone structure generators?") == \
+        "Which papers design protein sequences"
+    # "treat X as a game and look for its equilibrium": "treat" is a general verb, "look" frames
+    r = read("Which papers treat LLM preference alignment as a two-player game and look for its Nash equilibrium?")
+    assert [u.weight for u in r.topic.units if u.text == "treat"] == [0.34] and "look" not in r.describe()

@@ -38,7 +38,16 @@ from rag.grounding.admission import (
 from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
 from rag.text.query import QueryIntent, answer_shape, asks_papers, is_question, strip_frame
-from rag.text.reading import Reading, Unit, clean, read, second_question, sets_aside, without_listed_examples
+from rag.text.reading import (
+    Reading,
+    Unit,
+    clean,
+    read,
+    second_question,
+    sets_aside,
+    without_aside,
+    without_listed_examples,
+)
 from rag.text.roles import OWN, sentence_roles
 from rag.text.terms import NEGATIONS, PROPOSAL_VERBS, TermStats, content_stems, entities, stem, words
 from rag.types import Source
@@ -764,7 +773,8 @@ def _items(
                 pick.append(at)
         quotable.append(sorted(pick))
     flat = [p.sentences[i] for p, idx in zip(papers, quotable) for i in idx]
-    lead = [question, then] if then else [question]
+    asked = without_aside(question) if is_question(question) else question  # a description keeps its contrasts
+    lead = [asked, then] if then else [asked]
     vecs = unit_rows(embed(lead + flat))
     sims = vecs[len(lead):] @ vecs[0]
     then_sims = vecs[len(lead):] @ vecs[1] if then else sims

@@ -21,7 +21,8 @@ from rag.retrieval.lexical import PaperIndex
 from rag.settings import DECISIONS, RETRIEVER_MODES, RetrievalSettings, SearchOptions
 from rag.store.chroma import PaperStore, Stamp
 from rag.store.vectors import unit
-from rag.text.query import QueryIntent, parse
+from rag.text.query import QueryIntent, is_question, parse
+from rag.text.reading import without_aside
 from rag.text.terms import TermStats
 from rag.types import Source
 
@@ -233,6 +234,8 @@ class PaperRetriever:
             k = max(k, pool or 0)
 
         text = (intent.search_text if intent is not None else "") or query
+        if is_question(query):  # (a description keeps its contrasts: "uses X rather than Y")
+            text = without_aside(text)
         anchor = intent.similar_to if intent is not None else None
         anchor_vec = self.store.paper_vectors([anchor]).get(anchor) if anchor else None
         if anchor and anchor_vec is not None:

@@ -202,7 +202,7 @@ _FRAME_EXTRA = frozenset(
     explain describe summarize summarise overview ones one approaches approach methods method techniques
     technique ways way exist existing used best good latest others other kind kinds recent recently
     currently current purely mainly specifically actually really papers' models' get gets getting got make many much
-    sometimes often usually typically always frequently generally commonly given afterwards afterward themselves itself still
+    sometimes often usually typically always frequently generally commonly given afterwards afterward themselves itself still look looks looking
     cause causes caused setting settings scenario scenarios say says said another whether like""".split()
 )
 _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
@@ -231,7 +231,7 @@ SOFT = frozenset(
     struggling hurt hurts compromise compromises add adds adding cut cuts cutting require
     requires required number target targets targeting adapt adapts adapting run runs running combine combines
     combining integrate integrates integrating test evaluating assessing measuring rely relies relying ground
-    grounds grounding""".split()
+    grounds grounding treat treats treating""".split()
 )
 
 
@@ -321,10 +321,20 @@ def sets_aside(question: str) -> bool:
     return bool(_CONTRAST.search(question))
 
 
+def without_aside(question: str) -> str:
+    """The question without what it sets aside: the text to search and to compare sentences with (the
+    words of "not de novo structure generators" draw structure generators). Callers keep a description's
+    contrasts: "uses X rather than Y" says what the paper does."""
+    kept = _CONTRAST.sub("", question).strip()
+    return kept if words(kept) else question
+
+
 _CUT = re.compile(
     rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS}|such\s+as|for\s+example|for\s+instance|"
     r"according\s+to|and\s+(?:how|why|what|which|where|when|along)|including)\b.*$|,\s*not\b.*$|"
     r",\s*(?:either|whether)\b.*$|,?\s+or\s+else\b.*$|"
+    # a preference, not a demand: "…, ideally ones that use LLMs as the backbone"
+    r",\s*(?:ideally|preferably|optionally|if\s+possible)\b.*$|"
 
     r"(?:,\s*)?\be\.\s?g\.?(?!\w).*$",
     re.I | re.S,
