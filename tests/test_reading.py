@@ -885,3 +885,16 @@ def test_a_preference_is_no_demand_and_what_is_set_aside_is_not_searched() -> No
     # "treat X as a game and look for its equilibrium": "treat" is a general verb, "look" frames
     r = read("Which papers treat LLM preference alignment as a two-player game and look for its Nash equilibrium?")
     assert [u.weight for u in r.topic.units if u.text == "treat"] == [0.34] and "look" not in r.describe()
+
+
+def test_an_acronym_that_is_a_stop_word_is_no_alternative() -> None:
+    # "operations research (OR)": the word "or" of every abstract met "operations-research"
+    assert "or" not in acronyms(["We study operations research (OR) with LLMs."])
+    assert acronyms(["We train with reinforcement learning (RL)."]) == {"rl": (stem("reinforcement"), stem("learning"))}
+
+
+def test_the_architecture_every_llm_has_weighs_as_a_general_word() -> None:
+    # "in transformer LLMs": "When Attention Sink Emerges in Language Models" never says "Transformer"
+    setting = read("Why do attention sinks show up in transformer LLMs?").constraints[0]
+    assert [(u.text, u.weight) for u in setting.units] == [("transformer", 0.34), ("llms", 1.0)]
+    assert [u.weight for u in read("Which papers study transformers for time series?").topic.units][0] == 1.0

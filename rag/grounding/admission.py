@@ -156,6 +156,8 @@ def acronyms(texts: Sequence[str]) -> dict[str, tuple[str, ...]]:
     for text in texts:
         for m in _ACRONYM.finditer(text):
             acr = m.group(1)
+            if acr.lower() in STOPWORDS:  # "operations research (OR)": "or" is in every abstract
+                continue
             letters = [c.lower() for c in acr if c.isupper() or c.isdigit()]
             ws = [w for w in re.split(r"[\s-]+", text[max(0, m.start() - 120) : m.start()].strip()) if w][-8:]
             ws = [re.sub(r"^\W+|\W+$", "", w) for w in ws]

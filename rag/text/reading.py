@@ -667,6 +667,16 @@ _OF_HEADS = frozenset("""role roles impact impacts effect effects importance inf
     amount""".split())
 
 
+_ARCHITECTURES = frozenset({"transformer", "transformers", "transformer-based", "decoder-only", "autoregressive"})
+
+
+def _architecture_said(units: list[Unit]) -> list[Unit]:
+    """"transformer LLMs": the architecture every LLM has weighs as a general word (an abstract on
+    language models seldom says "Transformer")."""
+    return [u.model_copy(update={"weight": 0.34}) if u.text in _ARCHITECTURES and nxt is not None
+            and _MODEL_KINDS & set(nxt.alternatives) else u for u, nxt in zip(units, [*units[1:], None])]
+
+
 def _topic_units(topic_words: list[str]) -> list[Unit]:
     """The topic's units; "A of B" ("watermarks of LLM-generated text", "the faithfulness of
     chain-of-thought explanations") is two parts, each of which a listed paper must meet by itself
@@ -976,7 +986,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             # the kind of model a constraint names is needed as in a topic ("in continual learning of LLMs"),
             # and so are the options a technique names ("discrete or masked diffusion models": not any
             # diffusion) and what both options act on ("pruning or merging tokens": not neurons)
-            found = _units(ws)
+            found = _architecture_said(_units(ws))
             units = [u.model_copy(update={"needed": True})
                      if _MODEL_KINDS & set(u.alternatives)
                      or (kind_ == "technique" and (" or " in u.text or (
