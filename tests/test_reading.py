@@ -850,10 +850,6 @@ def test_what_a_trained_system_turns_out_to_do_is_a_result_and_a_belief_is_outlo
 def test_embed_and_embedding_share_a_stem() -> None:
     # Snowball gives "embed" the stem "emb" and "embeddings" "embed": "Which papers embed …" met no embedding paper
     assert stem("embed") == stem("embeds") == stem("embedding") == stem("embeddings")
-    # a field's noun and adjective: "for molecules" is met by "molecular graphs"
-    for noun, adjective in (("molecules", "molecular"), ("chemistry", "chemical"), ("medicine", "medical"),
-                            ("geometry", "geometric"), ("finance", "financial")):
-        assert stem(noun) == stem(adjective), (noun, adjective)
 
 
 def test_what_a_setting_is_for_and_when_it_is_applied_are_read_apart() -> None:
