@@ -44,7 +44,6 @@ from rag.text.reading import (
     clean,
     read,
     second_question,
-    sets_aside,
     without_aside,
     without_listed_examples,
 )
@@ -655,7 +654,7 @@ def assess(
         limit = min(limit, 3)
     # Related papers are shown beside a list, or instead of an answer; one paper asked for is answer enough.
     show_related = list_question or not items
-    if reading is not None and sets_aside(question):
+    if reading is not None and reading.aside:
         # a paper that misses only what the question asks it to be ("must introduce a benchmark") is of
         # the kind the question sets aside ("rather than proposing new generators"): not related, excluded
         directions = {c.label for c in reading.constraints if c.kind == "direction"} | set(NOT_A_BENCHMARK.values())

@@ -181,7 +181,7 @@ def _opened(sentence: str) -> str:
 
 # A sentence beside the request that sets something aside: "Not papers that only introduce a benchmark,
 # though.", "I'm not interested in general LLM personalization.", "Simulators and benchmarks aren't what I
-# need." What it sets aside follows the request as "…, not X" (what `sets_aside` and the contrast rules read).
+# need." What it sets aside follows the request as "…, not X" (what `Reading.aside` and the contrast rules read).
 _SETS_ASIDE = (
     _rx(r"^\s*(?:but\s+)?not\s+(?P<x>.+)$"),
     _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are)\s+not\s+(?:interested\s+in|looking\s+for|after)\s+(?P<x>.+)$"),

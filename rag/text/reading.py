@@ -316,11 +316,6 @@ _CONTRAST_WORDS = (
 _CONTRAST = re.compile(rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS})\b.*$|,\s*not\b.*$", re.I | re.S)
 
 
-def sets_aside(question: str) -> bool:
-    """Whether the question says what it does not want ("…, rather than proposing new generators")."""
-    return bool(_CONTRAST.search(question))
-
-
 def without_aside(question: str) -> str:
     """The question without what it sets aside: the text to search and to compare sentences with (the
     words of "not de novo structure generators" draw structure generators). Callers keep a description's
