@@ -850,6 +850,10 @@ def test_what_a_trained_system_turns_out_to_do_is_a_result_and_a_belief_is_outlo
 def test_embed_and_embedding_share_a_stem() -> None:
     # Snowball gives "embed" the stem "emb" and "embeddings" "embed": "Which papers embed …" met no embedding paper
     assert stem("embed") == stem("embeds") == stem("embedding") == stem("embeddings")
+    # a field's noun and adjective: "for molecules" is met by "molecular graphs"
+    for noun, adjective in (("molecules", "molecular"), ("chemistry", "chemical"), ("medicine", "medical"),
+                            ("geometry", "geometric"), ("finance", "financial")):
+        assert stem(noun) == stem(adjective), (noun, adjective)
 
 
 def test_what_a_setting_is_for_and_when_it_is_applied_are_read_apart() -> None:
@@ -882,9 +886,10 @@ def test_a_preference_is_no_demand_and_what_is_set_aside_is_not_searched() -> No
     assert not r.constraints, r.describe()
     assert without_aside("Which papers design protein sequences, not de novo backbone structure generators?") == \
         "Which papers design protein sequences"
-    # "treat X as a game and look for its equilibrium": "treat" is a general verb, "look" frames
+    # "treat X as a game and look for its equilibrium": "treat X as" frames (the papers say "formulate it as a
+    # game"), "look" frames
     r = read("Which papers treat LLM preference alignment as a two-player game and look for its Nash equilibrium?")
-    assert [u.weight for u in r.topic.units if u.text == "treat"] == [0.34] and "look" not in r.describe()
+    assert not {"treat", "look"} & set(r.describe().split()), r.describe()
 
 
 def test_an_acronym_that_is_a_stop_word_is_no_alternative() -> None:
@@ -898,3 +903,50 @@ def test_the_architecture_every_llm_has_weighs_as_a_general_word() -> None:
     setting = read("Why do attention sinks show up in transformer LLMs?").constraints[0]
     assert [(u.text, u.weight) for u in setting.units] == [("transformer", 0.34), ("llms", 1.0)]
     assert [u.weight for u in read("Which papers study transformers for time series?").topic.units][0] == 1.0
+
+
+def test_verbs_joined_by_or_after_a_relative_pronoun_are_options_and_weigh_as_general_ones() -> None:
+    # "that enforce or improve fairness": not the phrases "that enforce" / "improve fairness" (a paper on
+    # fair clustering had to say "enforce"); "improve" is a general verb, and "enforce" beside it as general
+    r = read("Which papers propose algorithms that enforce or improve fairness across sensitive groups?")
+    units = {u.text: u for u in r.topic.units}
+    assert "fairness" in units and units["fairness"].weight == 1.0, units
+    assert units["enforce or improve"].weight < 1.0
+
+
+def test_casting_any_problem_as_something_asks_for_what_it_is_cast_as() -> None:
+    # the papers say "we formulate … as a bandit problem"; seldom "cast", never "a practical ML problem"
+    r = read("Which papers cast a practical ML problem as a multi-armed bandit and solve it with bandit algorithms?")
+    assert r.describe().startswith("multi-armed bandit"), r.describe()
+    assert "cast" not in r.describe() and "practical" not in r.describe()
+    # a problem of its own stays in the topic; the verb goes
+    assert read("Which papers frame protein design as language modeling?").describe() == "protein design language modeling"
+
+
+def test_verbs_joined_by_or_after_a_function_word_share_their_object() -> None:
+    # "ways to train or obtain embedding models" is not the phrases "ways to train" / "obtain embedding models"
+    r = read("Which papers propose better ways to train or obtain embedding models, dense retrievers or rerankers?")
+    units = {u.text: u.alternatives for u in r.topic.units}
+    assert units.get("train or obtain") == [("train",), ("obtain",)], units
+    assert ("dens", "retriev") in units["embedding models or dense retrievers or rerankers"], units
+
+
+def test_what_a_general_topic_goes_without_is_the_topic() -> None:
+    # "training neural networks" says nothing of its own: the papers are about backpropagation, which
+    # they name to say they replace it ("a novel alternative to backpropagation")
+    r = read("How are people training neural networks without standard end-to-end backpropagation, e.g. with "
+             "local learning rules, forward-forward, predictive coding or parallel approximations of backprop?")
+    assert [u.text for u in r.topic.units] == ["end-to-end", "backpropagation"], r.describe()  # not "standard"
+    assert any(c.text.startswith("without") and not c.required for c in r.constraints)
+    # its examples are the topic's ("approximations of backprop": one function word inside)
+    assert ("forward", "forward") in [a for u in r.topic.examples for a in u.alternatives]
+    assert ("parallel", "approxim", "backprop") in [a for u in r.topic.examples for a in u.alternatives]
+    # a topic of its own keeps "without" a ranking constraint
+    r = read("Which papers do retrieval-augmented generation without external knowledge?")
+    assert r.topic.units[0].text == "retrieval-augmented", r.describe()
+
+
+def test_words_of_emphasis_and_of_output_weigh_as_general_ones() -> None:
+    # "generative models that output whole graphs": graph generators say neither "output" nor "whole"
+    units = {u.text: u.weight for u in read("Which papers propose generative models that output whole graphs?").topic.units}
+    assert units["whole"] < 1.0 and units["output"] < 1.0 and units["graphs"] == 1.0, units

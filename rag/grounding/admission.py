@@ -17,6 +17,7 @@ Everything here is lexical: it runs on every retrieved candidate before any sent
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -38,8 +39,10 @@ TOPIC_PART = 0.4  # share of each part of "A of B" the paper must hold by itself
 DIRECTION_ROLES = frozenset({"contribution", "method"})
 TOGETHER = 0.8  # share of the question a low-ranked candidate states in one sentence or its title
 # A quantity or a numbered name ("one-trillion-parameter", "175B", "GPT-4", "1-bit") is stated
-# exactly or not at all: a topic unit with one is needed by every listed paper
-QUANTITY_WORD = re.compile(r"\d|\b(?:one|two|three|four|five|ten|hundred|thousand|million|billion|trillion)\b")
+# exactly or not at all: a topic unit with one is needed by every listed paper; so is a length of
+# time ("hour-long videos" are not "minute-long" ones)
+QUANTITY_WORD = re.compile(r"\d|\b(?:one|two|three|four|five|ten|hundred|thousand|million|billion|trillion)\b"
+                           r"|\b(?:second|minute|hour|day|week|month|year)s?\s+long\b")
 # ... unless the question gives a range ("4 bits or fewer", "at most 10 steps")
 _RANGE = re.compile(r"\b(?:or\s+(?:fewer|less|lower|more|higher|greater|larger|smaller)|at\s+(?:most|least)|up\s+to|"
                     r"(?:fewer|less|more|greater|lower|higher)\s+than|below|above|under|over|beyond)\b", re.I)
@@ -533,6 +536,7 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     exact = reading.topic is not None and not _RANGE.search(reading.topic.text)  # not "4 bits or fewer"
     needed = [u for u in topic if u.needed or (exact and QUANTITY_WORD.search(u.text.replace("-", " ")))] + \
         [u for f, us in constraints if f.required for u in us if u.needed]
+    either: list[Unit] = []  # a why-question about "A and B": the rarest word of either side
     if reading.asks == "reason":
         # a why-question words what it asks explained in its own words ("why DPO objectives
         # misbehave"): a word of its topic no candidate states weighs nothing, and is not needed
@@ -540,7 +544,12 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
         said = [any(met(u, regions) for regions in stated) for u in topic]
         single = [u for u in topic[1:] if " " not in u.text and not ADVERB.search(u.text)]
         rarest = max(single, key=lambda u: u.weight) if len(topic) >= 3 and single else None
-        if rarest is not None and said[topic.index(rarest)]:
+        both = and_sides(topic, reading.topic.text) if reading.topic else []
+        if both:
+            # "why do attention sinks and massive outlier activations show up": either is asked
+            # explained, so a paper states the rarest word of one side ("outlier", or "sinks")
+            either = [max(side, key=lambda u: u.weight) for side in both]
+        elif rarest is not None and said[topic.index(rarest)]:
             needed.append(rarest)
         unsaid = [u for u, ok in zip(topic, said) if not ok]
         if sum(u.weight for u in unsaid) > WHY_UNSAID * sum(u.weight for u in topic):
@@ -552,7 +561,7 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
             topic = [u if ok else u.model_copy(update={"weight": 0.0}) for u, ok in zip(topic, said)]
     sides = and_sides(topic, reading.topic.text) if reading.topic else []
     if reading.topic:  # a paper that states an example the question gives of its topic meets it ("MRI")
-        sides += [[u] for u in weigh(expand_units(reading.topic.examples, acr), stats) if u.weight >= EXAMPLE_IDF]
+        sides += [[u] for u in _rare_examples(expand_units(reading.topic.examples, acr), stats)]
     judgements = {}
     for n, p in papers.items():
         own = defined[n]
@@ -561,6 +570,8 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
         # stated as the paper's own, in any sentence: not "methods that do not employ look-ahead
         # search", "unlike existing watermarks" (`_theirs`)
         lacking = [u.text for u in needed if not met(u, p.stated_regions())] if j.on_topic else []
+        if j.on_topic and either and not any(met(u, p.stated_regions()) for u in either):
+            lacking.append(either[0].text)
         if lacking:
             j.missing += list(dict.fromkeys(lacking))
             j.admitted, j.related = False, True
@@ -573,6 +584,24 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
 # "…, rather than only benchmarking tool use", "not simulators, benchmarks and data-collection studies"
 _SETS_ASIDE_BENCHMARKS = re.compile(r"\b(?:benchmark\w*|simulators?|environments?|evaluation\s+suites?|leaderboards?)\b", re.I)
 NOT_A_BENCHMARK = {"method": "a method (this paper is a benchmark)", "reason": "an explanation (this paper is a benchmark)"}
+
+
+def _rare_examples(examples: Sequence[Unit], stats: TermStats) -> list[Unit]:
+    """The examples few papers use (`EXAMPLE_IDF`). A two-word example is as rare as the papers that
+    write its words side by side, and is met only so: "forward-forward" and "predictive coding" are
+    rare terms of common words (a sentence that predicts code is no predictive coding)."""
+    out = []
+    n = max(stats.n_docs, 1)
+    for u in weigh(examples, stats):
+        first = u.alternatives[0] if u.alternatives else ()
+        if len(first) == 2 and stats.phrases is not None:
+            side_by_side = stats.phrases.pairs.get((first[0], first[1]), 0)
+            if math.log((n + 1) / (side_by_side + 0.5)) >= EXAMPLE_IDF:
+                out.append(u.model_copy(update={"together": False, "alternatives": [a for a in u.alternatives if len(a) != 2 or a == first]}))
+            continue
+        if u.weight >= EXAMPLE_IDF:
+            out.append(u)
+    return out
 
 
 def titled_benchmark(paper: PaperText) -> bool:

@@ -373,6 +373,7 @@ class EvidenceConfig:
     similar_shown: int = 7  # ... and the closest this many of them (all when every paper is asked for)
     admission: bool = True  # list only papers that state the topic and every constraint (rag.grounding.admission)
     deep_rank: int = 15  # candidates retrieval ranks below this are admitted only on one sentence stating the question
+    min_topic_weight: float = 1.0  # a topic read as common words only ("data") is no reading to admit by
 
 
 # What each role of a sentence adds to its score, and what a kind of question adds on top: a "how"
@@ -565,6 +566,10 @@ def assess(
         # A topic alone that no paper states as read ("Molecular ML: Generative Modeling"): the
         # reading is likelier wrong than the topic absent (the refusal checks above passed), so the
         # best-scoring papers answer, as for a description.
+        strict = False
+    if strict and adm.topic and sum(u.weight for u in adm.topic) < cfg.min_topic_weight:
+        # the reading kept only common words ("detect or verify afterwards that my data was used": "data"):
+        # it says too little to admit by, and the papers closest to the whole question answer
         strict = False
     list_question = query.list_question if query is not None else focus.kind == "list"
     # a why-question is read loosely only when a paper states what it asks explained, missing only a

@@ -231,7 +231,7 @@ SOFT = frozenset(
     struggling hurt hurts compromise compromises add adds adding cut cuts cutting require
     requires required number target targets targeting adapt adapts adapting run runs running combine combines
     combining integrate integrates integrating test evaluating assessing measuring rely relies relying ground
-    grounds grounding treat treats treating""".split()
+    grounds grounding treat treats treating produce produces producing""".split()
 )
 
 
@@ -243,10 +243,12 @@ _SAY_NOTHING = _GENERIC_OBJECTS | SOFT | {"trained", "training"}
 # Nouns that name what is made or fed, not what it is ("AI-generated content", "out-of-distribution
 # inputs"): weak evidence, as the general verbs are ("Unsupervised Disentanglement of Content and
 # Style" was related to "detect AI-generated or deepfake content" on "content" alone).
-WEAK_NOUNS = frozenset("content contents inputs outputs examples".split())
+WEAK_NOUNS = frozenset("content contents input inputs output outputs examples".split())
 # Modifiers that say how a model was had, not what it is ("pretrained diffusion models"): an abstract
 # that uses one rarely says so in its own sentences
 WEAK_MODIFIERS = frozenset("pretrained pre-trained frozen off-the-shelf".split())
+# ... and so do words of emphasis ("output whole graphs", "the entire pipeline")
+WEAK_MODIFIERS |= frozenset("whole entire".split())
 # An adverb says how, not what ("explore so inefficiently"): weak evidence, and never the word a
 # why-question needs stated
 ADVERB = re.compile(r"(?:ally|ently|antly|ively|ously|ibly|ably|fully|lessly|ingly|edly)$")
@@ -353,6 +355,9 @@ _CONTRACTIONS = ((re.compile(r"\bcan['’]t\b", re.I), "cannot"), (re.compile(r"
                  (re.compile(r"n['’]t\b", re.I), " not"), (re.compile(r"['’]re\b", re.I), " are"),
                  (re.compile(r"['’]ve\b", re.I), " have"), (re.compile(r"['’]ll\b", re.I), " will"),
                  (re.compile(r"\b(i)['’]m\b", re.I), r"\1 am"), (re.compile(r"['’]d\b", re.I), " would"))
+# Idioms of time that frame the question ("detect after the fact that my data was used")
+_IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight|post[\s-]hoc(?=\s+that\b))", re.I), "afterwards"),
+           (re.compile(r"\bin\s+the\s+first\s+place\b", re.I), ""))
 # An aside that names the topic in other words: "implicit neural representations (coordinate-based
 # networks / neural fields)", "(i.e. A or B)". Each option a phrase of two to four content words; not
 # examples, exclusions, an acronym, or kinds of it ("time series (forecasting or generation)").
@@ -374,7 +379,7 @@ def clean(text: str, asides: bool = False) -> str:
     """The part of a question that states what it wants: without parentheses (unless `asides`: "(KANs)"
     names the topic again; an aside of other names for it is kept as options of it), contrasts, examples
     and a trailing second question."""
-    for pattern, full in _CONTRACTIONS:
+    for pattern, full in (*_CONTRACTIONS, *_IDIOMS):
         text = pattern.sub(full, text)
     if not asides:
         text = ASIDE.sub(" ", _SYNONYM_ASIDE.sub(_synonyms, text))
@@ -512,7 +517,10 @@ def _either(options: list[list[str]]) -> Unit | None:
             alts.append(tuple(stem(p) for w in option for p in w.split("-") if p and _is_content(p)))
     if not alts:
         return None
-    return Unit(text=" or ".join(texts), alternatives=list(dict.fromkeys(alts)))
+    # "enforce or improve fairness": a verb beside a general one is as general ("improve" alone is met
+    # by nearly every abstract)
+    general = any(len(o) == 1 and o[0] in SOFT for o in options)
+    return Unit(text=" or ".join(texts), alternatives=list(dict.fromkeys(alts)), weight=0.34 if general else 1.0)
 
 
 _OR = {"or", "/"}
@@ -579,10 +587,13 @@ def _units(words: list[str]) -> list[Unit]:
             continue
         if i < len(seps) and seps[i] in _OR and items[i] and items[i + 1]:
             left, right = items[i], items[i + 1]
-            if 1 < len(right) <= min(3, len(left)) and stem(left[-len(right)]) not in _SUBJECTS:
+            if (1 < len(right) <= min(3, len(left)) and stem(left[-len(right)]) not in _SUBJECTS
+                    and left[-len(right)] not in _BOUNDARY and all(map(_is_content, left[1 - len(right):]))):
                 # phrases of the same length ("spurious correlations or spurious features", "unwanted
                 # concepts or training data"), unless the first is a model doing something ("LLMs write
-                # or understand code": the verbs are the options)
+                # or understand code": the verbs are the options); a phrase does not reach back past
+                # a relative pronoun or over a function word ("methods that enforce or improve fairness",
+                # "ways to train or obtain embedding models": the verbs are the options)
                 # "spurious correlations or spurious features": phrases of the same length
                 n = len(right)
                 out += _phrase_units(left[:-n])
@@ -799,9 +810,11 @@ def _example_options(text: str) -> list[list[str]]:
     parts = [p.strip() for p in re.split(r"\s*,\s*(?:(?:or|and)\s+)?|\s+(?:or|and)\s+|\s*/\s*", text) if p.strip()]
     parts = [re.sub(r"^(?:from|in|on|with|using|via)\s+", "", p, flags=re.I) for p in parts]
     options = [compounds(p) for p in parts]
-    if len(options) < 2 or not all(1 <= len(o) <= 4 and all(_is_content(w) for w in o) for o in options):
+    # each a few content words, one function word at most inside ("approximations of backprop")
+    if len(options) < 2 or not all(1 <= len(o) <= 5 and _is_content(o[0]) and _is_content(o[-1])
+                                   and sum(not _is_content(w) for w in o) <= 1 for o in options):
         return []
-    return options
+    return [[w for w in o if _is_content(w)] for o in options]
 
 
 def without_listed_examples(text: str) -> str:
@@ -817,13 +830,43 @@ def _topic_examples(question: str) -> list[Unit]:
         if not options or (m.re is _LISTING_ASIDE and _NOT_SYNONYMS.search(m.group("list"))):
             continue
         before = read(question[: m.start()], examples=False)
-        if before.topic is None or before.constraints and any(c.kind != "direction" for c in before.constraints):
-            continue  # examples of a constraint ("without action labels, e.g. from videos")
+        if before.topic is None or any(c.kind != "direction" and (c.required or not c.text.endswith(before.topic.text))
+                                       for c in before.constraints):
+            continue  # examples of a constraint ("without action labels, e.g. from videos"), unless it is the topic
         # each example's words in one sentence ("VQ-VAE" and "codebook" need not be side by side)
         out = [u.model_copy(update={"together": True}) for o in options for u in [_either([o])] if u is not None]
         if out:
             return out
     return []
+
+
+# "without standard backpropagation": what a paper goes without, it names plainly
+_QUALIFIERS = frozenset("standard conventional traditional vanilla usual regular typical ordinary plain".split())
+# "cast a practical ML problem as a multi-armed bandit": how the asker frames what the papers do; the
+# papers state what it is cast as ("we formulate … as a bandit problem"), seldom the verb
+_CASTS = frozenset("""cast casts casting formulate formulates formulating reformulate reformulates
+    reformulating recast recasts recasting frame frames framing view views viewing treat treats treating""".split())
+_SAYS_NO_PROBLEM = frozenset("""problem problems task tasks practical real-world real world ml ai machine learning
+    applied application applications everyday common standard classic classical""".split())
+
+
+def _cast_as(words: list[str]) -> list[str]:
+    """"cast X as Y": Y is the topic when X is any problem ("a practical ML problem"); otherwise X
+    stays, and the verb goes."""
+    for i, w in enumerate(words):
+        if w not in _CASTS:
+            continue
+        j = next((j for j in range(i + 1, min(i + 8, len(words))) if words[j] == "as"), None)
+        if j is None or j == i + 1:
+            continue
+        k = j + 1
+        while k < len(words) and words[k] in ("a", "an", "the"):
+            k += 1
+        between = [x for x in words[i + 1 : j] if _is_content(x)]
+        if all(x in _SAYS_NO_PROBLEM | _GENERIC_OBJECTS for x in between):
+            return words[:i] + words[k:]
+        return words[:i] + words[i + 1 : j] + words[k:]
+    return words
 
 
 def read(question: str, search_text: str | None = None, examples: bool = True) -> Reading:
@@ -835,6 +878,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
     # a framing verb after a subject of its own is what the subject does ("why do RL agents explore so
     # inefficiently": exploration; "papers that explore X" frame)
     words = [_DONE_BY_SUBJECT.get(w, w) if _after_subject(words, k) else w for k, w in enumerate(words)]
+    words = _cast_as(words)
     # "DPO and other margin-based objectives": either is asked about, as with "or other"
     words = ["or" if w == "and" and nxt in _OTHER else w for w, nxt in zip(words, [*words[1:], ""])]
     # Segments: (kind, marker, words)
@@ -1022,6 +1066,15 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
         # fine-tune models on edge devices": the devices)
         constraints.remove(first)
         topic = first.model_copy(update={"kind": "topic", "label": " ".join(u.text for u in first.units)})
+    gone = next((c for c in constraints if not c.required and c.text.split()[:1] == ["without"]), None)
+    if topic is not None and first is None and gone is not None and all(
+            u.weight < 1.0 or all(w in _SAY_NOTHING | {"or"} for w in u.text.split()) for u in topic.units):
+        # "training neural networks without backpropagation": what a general topic goes without is what
+        # the papers are about (they name it to say they replace it); going without it still ranks
+        units = _units([w for w in gone.text.split()[1:] if w not in _QUALIFIERS])
+        if units:
+            topic = Facet(kind="topic", text=" ".join(gone.text.split()[1:]), label=" ".join(u.text for u in units),
+                          units=units)
     if topic is None and constraints and constraints[0].kind != "direction":
         # "with RL" alone, or a setting only: it is the topic
         first = constraints.pop(0)

@@ -129,10 +129,13 @@ def compounds(text: str) -> list[str]:
 # Snowball also leaves "grokking" as "grokk" (it undoubles only bb dd ff gg mm nn pp rr tt).
 _OWN_STEM = {"transformer": "transformer", "transformers": "transformer", "optimal": "optimal",
              "optimally": "optimal", "optimality": "optimal", "grokking": "grok", "grokked": "grok",
-             "embed": "embed", "embeds": "embed"}  # Snowball: "embed" → "emb", "embedding" → "embed"
+             "embed": "embed", "embeds": "embed",  # Snowball: "embed" → "emb", "embedding" → "embed"
+             # a field's noun and adjective: Snowball gives "molecules" "molecul" and "molecular" "molecular"
+             "molecular": "molecul", "chemistry": "chemic", "medicine": "medic", "medicines": "medic",
+             "geometry": "geometr", "geometries": "geometr", "financial": "financ"}
 _MADE_WITH_IZE = re.compile(
     r"^([a-z]{3,}?)(?:ization|izations|isation|isations|izing|ising|izer|izers|iser|isers|ized|ised|izes|ises|ize|ise)$")
-STEMS = "snowball-en+own-4"
+STEMS = "snowball-en+own-5"
 
 
 @lru_cache(maxsize=200_000)
