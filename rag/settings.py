@@ -286,6 +286,14 @@ class AnswerSettings(_Group):
         "(technique, setting, direction; rag/grounding/admission.py), others as 'related, but not …'; off: every "
         "retrieved paper whose best sentence scores well is listed (the behaviour before constraints were read).",
     )
+    paraphrase_similarity: float = Field(
+        0.55,
+        ge=0.0,
+        le=1.0,
+        description="When the question's words admit fewer than 4 of the first 10 candidates, also admit those "
+        "that meet every constraint and have a sentence of their own at least this close to the question "
+        "(cosine): the topic in other words ('predictive coding' for 'without backpropagation'); 0: words only.",
+    )
     replace_threshold: float = Field(
         0.8,
         ge=-1.0,

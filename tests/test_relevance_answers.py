@@ -661,3 +661,20 @@ def test_a_why_question_about_two_things_needs_the_rarest_word_of_either(full_ra
     assert any(t.startswith("From Attention to Activation") for t in titles), a.text
     assert any(t.startswith("When Attention Sink Emerges") for t in titles), a.text
     assert_every_cited_sentence_supported(a)
+
+
+def test_a_first_paper_that_states_the_question_in_other_words_is_admitted_when_words_admit_few(full_rag) -> None:
+    # "Tree-Wasserstein Distance … with a Latent Feature Hierarchy" embeds a hierarchy in a tree metric, not
+    # "in hyperbolic space": no paper met the words, and the question was refused
+    from rag import RAG
+
+    q = "Which papers embed data or build neural network layers in hyperbolic space to capture hierarchical structure?"
+    a = full_rag.ask(q)
+    assert not a.refused and any(t.startswith("Tree-Wasserstein Distance") for t in _titles(a)), a.text
+    assert_every_cited_sentence_supported(a)
+    words_only = RAG(full_rag.settings.model_copy(update={"answer": full_rag.settings.answer.model_copy(
+        update={"paraphrase_similarity": 0.0})}))
+    assert words_only.ask(q).refused  # the known-bad configuration: words alone
+    # when the words admit enough of the first candidates, nothing is admitted in other words
+    q = "Which papers propose defenses against backdoor attacks?"
+    assert _titles(full_rag.ask(q)) == _titles(words_only.ask(q))

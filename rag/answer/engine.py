@@ -185,6 +185,7 @@ class AnswerEngine(CustomQueryEngine):
             min_coverage=self.settings.answer.min_coverage,
             dense_floor=self.settings.retrieval.refusal_threshold,
             admission=self.settings.answer.admission,
+            worded_otherwise=self.settings.answer.paraphrase_similarity,
         )
         limit = None if show_all or not retrieval.shown_k else retrieval.shown_k
         return assess(

@@ -544,7 +544,10 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
         said = [any(met(u, regions) for regions in stated) for u in topic]
         single = [u for u in topic[1:] if " " not in u.text and not ADVERB.search(u.text)]
         rarest = max(single, key=lambda u: u.weight) if len(topic) >= 3 and single else None
-        both = and_sides(topic, reading.topic.text) if reading.topic else []
+        # two noun phrases, not two clauses ("ignore the context they are given and answer from what they
+        # memorized" is one behaviour asked explained, and its rarest word is needed)
+        clauses = bool(reading.topic and _CLAUSE_WORDS.intersection(words(reading.topic.text)))
+        both = and_sides(topic, reading.topic.text) if reading.topic and not clauses else []
         if both:
             # "why do attention sinks and massive outlier activations show up": either is asked
             # explained, so a paper states the rarest word of one side ("outlier", or "sinks")
@@ -584,6 +587,9 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
 # "…, rather than only benchmarking tool use", "not simulators, benchmarks and data-collection studies"
 _SETS_ASIDE_BENCHMARKS = re.compile(r"\b(?:benchmark\w*|simulators?|environments?|evaluation\s+suites?|leaderboards?)\b", re.I)
 NOT_A_BENCHMARK = {"method": "a method (this paper is a benchmark)", "reason": "an explanation (this paper is a benchmark)"}
+
+
+_CLAUSE_WORDS = frozenset("they them it we what which who how where when".split())
 
 
 def _rare_examples(examples: Sequence[Unit], stats: TermStats) -> list[Unit]:
