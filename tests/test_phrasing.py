@@ -154,3 +154,12 @@ def test_more_requests_read_as_their_plain_questions(asked: str, described: str)
 )
 def test_what_is_set_aside_and_what_this_refers_to_are_kept(asked: str, plain: str) -> None:
     assert restate(asked) == plain
+
+
+def test_a_request_that_points_back_asks_of_the_sentence_before_it() -> None:
+    # "Which papers handle that setting?" was read as "handle": the setting is the sentence before it
+    asked = ("3D point-cloud segmentation when you have few or no 3D labels (few-shot or unsupervised). "
+             "Which papers handle that setting?")
+    assert restate(asked) == ("Which papers handle 3D point-cloud segmentation when you have few or no 3D labels "
+                              "(few-shot or unsupervised)?")
+    assert restate("Which papers handle that setting?") == "Which papers handle that setting?"  # nothing before it

@@ -920,7 +920,7 @@ def test_casting_any_problem_as_something_asks_for_what_it_is_cast_as() -> None:
     assert r.describe().startswith("multi-armed bandit"), r.describe()
     assert "cast" not in r.describe() and "practical" not in r.describe()
     # a problem of its own stays in the topic; the verb goes
-    assert read("Which papers frame protein design as language modeling?").describe() == "protein design language modeling"
+    assert read("Which papers formulate protein design as language modeling?").describe() == "protein design language modeling"
 
 
 def test_verbs_joined_by_or_after_a_function_word_share_their_object() -> None:
@@ -950,3 +950,43 @@ def test_words_of_emphasis_and_of_output_weigh_as_general_ones() -> None:
     # "generative models that output whole graphs": graph generators say neither "output" nor "whole"
     units = {u.text: u.weight for u in read("Which papers propose generative models that output whole graphs?").topic.units}
     assert units["whole"] < 1.0 and units["output"] < 1.0 and units["graphs"] == 1.0, units
+
+
+def test_a_noun_before_as_is_not_cast() -> None:
+    # "view" and "frame" are nouns as often as verbs: "novel view synthesis" stays whole
+    assert "view" in read("Which papers use novel view synthesis as a pretext task?").describe()
+
+
+def test_idioms_of_time_frame_the_question() -> None:
+    # "after the fact" was the topic words "after" and "fact"
+    r = read("Which papers give me a way to detect or verify after the fact that my data was used?")
+    assert "fact" not in r.describe() and "after" not in r.describe(), r.describe()
+
+
+def test_leaning_on_something_makes_it_the_topic() -> None:
+    # "lean on" is "rely on", not the Lean theorem prover; "as A, B or C" lists what it is used as
+    r = read("Which papers lean on the information bottleneck idea as a training objective, regularizer or theoretical lens?")
+    units = [u.text for u in r.topic.units]
+    assert "lean" not in units and "information" in r.describe(), units
+    assert units[-1] == "training objective or regularizer or theoretical lens", units
+
+
+def test_a_general_verb_beside_a_direction_leaves_no_direction() -> None:
+    # "evaluates or improves LLMs on medical QA" accepts a paper that does either; "stress-test or evaluate"
+    # is a direction
+    assert not [c for c in read("Which papers evaluate or improve language models on medical question answering?")
+                .constraints if c.kind == "direction"]
+    assert [c.label for c in read("Which papers stress-test or evaluate machine unlearning?").constraints
+            if c.kind == "direction"]
+    # a direction noun that is one option of two is no direction either ("segmentation or detection")
+    assert not [c for c in read("Which papers handle 3D point-cloud segmentation or detection?").constraints
+                if c.kind == "direction"]
+    assert [c for c in read("Which papers propose new jailbreak attacks?").constraints if c.kind == "direction"]
+
+
+def test_a_name_in_an_aside_that_sets_it_aside_is_not_asked_about() -> None:
+    from rag.text.reading import without_listed_examples
+
+    q = "Which papers evaluate LLMs on medical question answering (I'm not after radiology images or EHR tables)?"
+    assert "EHR" not in without_listed_examples(q)
+    assert "(KANs)" in without_listed_examples("Which papers study Kolmogorov-Arnold Networks (KANs)?")

@@ -678,3 +678,17 @@ def test_a_first_paper_that_states_the_question_in_other_words_is_admitted_when_
     # when the words admit enough of the first candidates, nothing is admitted in other words
     q = "Which papers propose defenses against backdoor attacks?"
     assert _titles(full_rag.ask(q)) == _titles(words_only.ask(q))
+
+
+def test_a_list_question_that_names_what_papers_build_on_is_not_a_question_about_that_paper(full_rag) -> None:
+    # "Segment Anything" names SAM 2's paper; the question asks for the papers that build on it, and was
+    # refused because "the abstract of the paper it names does not say this"
+    a = full_rag.ask("Which papers build on Segment Anything (SAM / SAM 2), e.g. lifting its 2D masks into 3D "
+                     "perception or making a faster SAM-style promptable segmenter?")
+    assert not a.refused and len(a.items) >= 3, a.text
+    assert sum("SAM" in t for t in _titles(a)) >= 3, a.text
+    # a name in an aside that sets it aside is not what the question asks about (it was refused: "None of
+    # the papers closest to the question mentions “EHR”")
+    a = full_rag.ask("What ICLR 2025 work evaluates or improves language models on medical knowledge and medical "
+                     "question answering, text only (I'm not after radiology images or EHR tables)?")
+    assert not a.refused and a.items, a.text

@@ -418,6 +418,7 @@ class Assessment:
     related: list[Item] = field(default_factory=list)  # on topic, missing a constraint (Item.missing)
     premise: str = ""  # what no abstract states, when that is why nothing is listed
     loose: str = ""  # the topic no paper states in the question's words, when the rest lists papers
+    searched: bool = False  # listed as a search ranks, not by the reading (it says too little, or no paper meets it)
     explain: str = ""  # a sentence for people on why the question was refused (empty: the refusal says it)
     scores: dict[str, float] = field(default_factory=dict)  # internal figures: logs and evals only
 
@@ -550,6 +551,7 @@ def assess(
     asks_fact = reading.asks not in ("method", "finding", "reason")
     if (
         is_question(question) and focus.named and asks_fact
+        and not (query is not None and query.list_question)  # "Which papers build on SAM?" asks for others
         and ((named_missing >= cfg.named_missing and named_share >= cfg.named_missing_share)
              or (named_missing >= cfg.named_missing_all and named_share >= 0.999))
     ):  # "Does LeanAgent use RLHF?": its abstract says nothing of RL, humans or feedback
@@ -697,6 +699,7 @@ def assess(
         True, "answered from the abstracts", focus, items[:limit], coverage,
         reading=reading, matching=matching, related=rel_items, scores=scores,
         loose=reading.topic.label if loose and reading.topic else "",
+        searched=cfg.admission and not strict and bool(reading.facets),
     )
 
 

@@ -71,6 +71,9 @@ def count_line(verdict: Assessment, shown: int) -> str:
         rest = ", ".join(c.label for c in verdict.reading.constraints)
         first = f"the {shown} closest to the question" if n > shown else "closest to the question first"
         return f"{n} paper{'s' if n != 1 else ''} here {rest} (read loosely: “{verdict.loose}”), {first}:"
+    if verdict.searched:  # no reading admitted them: they are what comes closest, not what meets it
+        k = min(n, shown)
+        return f"The {k} papers here closest to the question:" if k > 1 else "The paper here closest to the question:"
     if n > shown:
         return f"{n} papers here meet this{what}; the {shown} most relevant:"
     return f"{n} paper{'s' if n != 1 else ''} here meet{'s' if n == 1 else ''} this{what}:"

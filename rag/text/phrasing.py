@@ -209,6 +209,24 @@ _WORKING_ON = _rx(
 )
 
 
+# "3D point-cloud segmentation with few labels (…). Which papers handle that setting?": the request
+# points back at the sentence before it, which names the topic
+_POINTS_BACK = _rx(
+    r"^\s*(?:which|what|any)\s+(?:papers|works|ones|studies)\s+(?P<v>[a-z]+)\s+(?:that|this|these|such)"
+    r"(?:\s+(?:setting|problem|task|topic|scenario|case|question|area|direction|line\s+of\s+work)s?)?\s*\??\s*$")
+
+
+def _points_back(sentences: list[str]) -> str:
+    """"Which papers handle that setting?" asks of the topic the sentence before it names."""
+    for k, sentence in enumerate(sentences):
+        m = _POINTS_BACK.match(sentence)
+        if m and k > 0 and m.group("v").lower() not in ("do", "does", "did", "have"):
+            before = sentences[k - 1].strip().rstrip(".!")
+            if before and not _asks(before):
+                return f"Which papers {m.group('v').lower()} {_lower_first(before)}?"
+    return ""
+
+
 def _does_this(sentences: list[str]) -> str:
     """The request "Which papers do this?" asks of the sentence before it that says what the asker does."""
     for k, sentence in enumerate(sentences):
@@ -230,8 +248,9 @@ def restate(question: str) -> str:
         return question
     saying = [s for s in sentences if _says_something(s)]
     request = next((s for s in saying if _asks(s) and not _refines(s)), None)
-    anaphoric = _does_this(sentences)
-    if anaphoric and request is None:
+    back = _points_back(sentences)
+    anaphoric = _does_this(sentences) or back
+    if anaphoric and (request is None or back):
         aside = " or ".join(x for x in map(_set_aside, sentences) if x)
         return f"{anaphoric.rstrip('?')}, not {aside}?" if aside else anaphoric
     if request is None:  # a description of a paper, in as many sentences as it takes

@@ -168,6 +168,8 @@ _SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "acro
 _PURPOSE = {"to"}
 _BUILDS = frozenset({"build", "builds", "building", "built"})  # "builds on X": uses X
 _OWNERS = frozenset({"its", "their", "the", "our", "a"})
+# "papers that lean on / rely on X": X is the topic ("lean" is no theorem prover here)
+_RESTS = frozenset("lean leans leaning rely relies relying depend depends depending".split())
 _ADVERBS = frozenset("still often sometimes usually also always never rarely actually really".split())
 
 
@@ -231,7 +233,8 @@ SOFT = frozenset(
     struggling hurt hurts compromise compromises add adds adding cut cuts cutting require
     requires required number target targets targeting adapt adapts adapting run runs running combine combines
     combining integrate integrates integrating test evaluating assessing measuring rely relies relying ground
-    grounds grounding treat treats treating produce produces producing""".split()
+    grounds grounding treat treats treating produce produces producing build builds building create creates
+    creating develop develops developing construct constructs constructing devise devises bring brings""".split()
 )
 
 
@@ -243,7 +246,7 @@ _SAY_NOTHING = _GENERIC_OBJECTS | SOFT | {"trained", "training"}
 # Nouns that name what is made or fed, not what it is ("AI-generated content", "out-of-distribution
 # inputs"): weak evidence, as the general verbs are ("Unsupervised Disentanglement of Content and
 # Style" was related to "detect AI-generated or deepfake content" on "content" alone).
-WEAK_NOUNS = frozenset("content contents input inputs output outputs examples".split())
+WEAK_NOUNS = frozenset("content contents input inputs output outputs examples idea ideas notion notions tools".split())
 # Modifiers that say how a model was had, not what it is ("pretrained diffusion models"): an abstract
 # that uses one rarely says so in its own sentences
 WEAK_MODIFIERS = frozenset("pretrained pre-trained frozen off-the-shelf".split())
@@ -356,7 +359,7 @@ _CONTRACTIONS = ((re.compile(r"\bcan['’]t\b", re.I), "cannot"), (re.compile(r"
                  (re.compile(r"['’]ve\b", re.I), " have"), (re.compile(r"['’]ll\b", re.I), " will"),
                  (re.compile(r"\b(i)['’]m\b", re.I), r"\1 am"), (re.compile(r"['’]d\b", re.I), " would"))
 # Idioms of time that frame the question ("detect after the fact that my data was used")
-_IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight|post[\s-]hoc(?=\s+that\b))", re.I), "afterwards"),
+_IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "afterwards"),
            (re.compile(r"\bin\s+the\s+first\s+place\b", re.I), ""))
 # An aside that names the topic in other words: "implicit neural representations (coordinate-based
 # networks / neural fields)", "(i.e. A or B)". Each option a phrase of two to four content words; not
@@ -576,6 +579,12 @@ def _units(words: list[str]) -> list[Unit]:
         while j < len(seps) and seps[j] == "," and j + 1 < len(seps) and (seps[j + 1] == "," or seps[j + 1] in _OR):
             j += 1
         if j < len(seps) and seps[j] in _OR and j > i:  # a comma list: whole phrases are the options
+            if "as" in items[i][:-1]:
+                # "the information bottleneck as a training objective, regularizer or lens": the options
+                # are what it is used as
+                at = len(items[i]) - 1 - items[i][::-1].index("as")
+                out += _phrase_units(items[i][:at])
+                items[i] = [w for w in items[i][at + 1 :] if w not in ("a", "an", "the")] or items[i][at + 1 :]
             head = [it for it in items[i : j + 1] if it]
             n = max((len(it) for it in head), default=1)
             last = items[j + 1]
@@ -817,10 +826,15 @@ def _example_options(text: str) -> list[list[str]]:
     return [[w for w in o if _is_content(w)] for o in options]
 
 
+_EXCLUDING = re.compile(r"\b(?:not|no|except|excluding|rather\s+than|instead\s+of|other\s+than)\b", re.I)
+
+
 def without_listed_examples(text: str) -> str:
-    """The text without asides that list examples ("(SG-MCMC, variational inference, ensembles)");
-    an aside that names one thing ("(KANs)") stays."""
-    return _LISTING_ASIDE.sub(lambda m: " " if _example_options(m.group("list")) else m.group(0), text)
+    """The text without asides that list examples ("(SG-MCMC, variational inference, ensembles)") or
+    set things aside ("(I'm not after radiology images or EHR tables)"); an aside that names one thing
+    ("(KANs)") stays."""
+    return _LISTING_ASIDE.sub(
+        lambda m: " " if _example_options(m.group("list")) or _EXCLUDING.search(m.group("list")) else m.group(0), text)
 
 
 def _topic_examples(question: str) -> list[Unit]:
@@ -844,8 +858,9 @@ def _topic_examples(question: str) -> list[Unit]:
 _QUALIFIERS = frozenset("standard conventional traditional vanilla usual regular typical ordinary plain".split())
 # "cast a practical ML problem as a multi-armed bandit": how the asker frames what the papers do; the
 # papers state what it is cast as ("we formulate … as a bandit problem"), seldom the verb
+# ("frame" and "view" are nouns as often: "novel view synthesis as a pretext task")
 _CASTS = frozenset("""cast casts casting formulate formulates formulating reformulate reformulates
-    reformulating recast recasts recasting frame frames framing view views viewing treat treats treating""".split())
+    reformulating recast recasts recasting treat treats treating""".split())
 _SAYS_NO_PROBLEM = frozenset("""problem problems task tasks practical real-world real world ml ai machine learning
     applied application applications everyday common standard classic classical""".split())
 
@@ -902,15 +917,18 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
         has_content = any(_is_content(x) for x in current) or any(s[0] == "topic" for s in segments)
         if (direction is None and i == 0 and nxt in _OR and i + 2 < len(words)
                 and (w in _OPENER_OF or words[i + 2] in _OPENER_OF)
-                and len({_OPENER_OF.get(w), _OPENER_OF.get(words[i + 2])} - {None}) == 1):
+                and len({_OPENER_OF.get(w), _OPENER_OF.get(words[i + 2])} - {None}) == 1
+                and not {w, words[i + 2]} & SOFT):
             # "stress-test or evaluate machine unlearning": one of the question's verbs is a direction
-            # (two directions, "detect or remove watermarks", are read as before)
+            # (two directions, "detect or remove watermarks", are read as before; "evaluate or improve
+            # LLMs on …" accepts a paper that does either: no direction)
             direction = _OPENER_OF.get(w) or _OPENER_OF[words[i + 2]]
             i += 3
             if i < len(words) and words[i] in ("against", "from", "of", "for", "up"):
                 i += 1
             continue
-        if direction is None and w in _OPENER_OF and not any(_is_content(x) for x in current) and not segments:
+        if (direction is None and w in _OPENER_OF and not any(_is_content(x) for x in current) and not segments
+                and not (nxt in _OR and words[i + 2 : i + 3] and words[i + 2] in SOFT)):
             # "defend against jailbreaks", "detect AI-generated images": the question's own action
             direction = _OPENER_OF[w]
             i += 1
@@ -953,8 +971,8 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
         if w in _BUILDS and nxt in _OWNERS and i + 3 < len(words) and words[i + 3] in ("on", "upon"):
             words[i + 1 : i + 3] = []  # "builds its models on neural ODEs": builds on them
             nxt = words[i + 1]
-        if w in _BUILDS and not has_content and nxt in ("on", "upon", "around"):
-            i += 2  # "papers built around Shapley values": what they are built on is the topic
+        if (w in _BUILDS or w in _RESTS) and not has_content and nxt in ("on", "upon", "around"):
+            i += 2  # "papers built around Shapley values", "lean on X": what they are built on is the topic
             continue
         if (w == "based" or w in _BUILDS) and nxt in ("on", "upon", "around"):
             # "based on diffusion models"; "time-series papers building on diffusion models"
@@ -1001,7 +1019,8 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             continue
         ws = [w for w in ws if w not in RESTATES]
         if kind_ in ("setting", "technique") and (
-                all(w in _SAY_NOTHING or not _is_content(w) for w in ws) or ws[:1] in (["any"], ["every"])):
+                all(w in _SAY_NOTHING or w in _GENERIC_HEADS or not _is_content(w) for w in ws)
+                or ws[:1] in (["any"], ["every"])):
             # "attacks on ML models", "in deep neural networks", "when trained", "on any benchmark": no
             # setting; "apply machine learning to medical images": every paper here uses it
             continue
@@ -1037,7 +1056,12 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
     if direction is None:
         # "propose new jailbreak attacks", "make sampling faster": a direction noun in the topic is
         # the direction too (the topic keeps the word)
-        direction = next((_NOUN_DIRECTION[w] for w in topic_words if w in _NOUN_DIRECTION), None)
+        # ("segmentation or detection": either will do, so no direction)
+        beside = {k for k, w in enumerate(topic_words) for j in (k - 1, k + 1)
+                  if 0 <= j < len(topic_words) and topic_words[j] in _OR}
+        direction = next((_NOUN_DIRECTION[w] for k, w in enumerate(topic_words) if w in _NOUN_DIRECTION
+                          and not (k in beside and any(topic_words[j] not in _NOUN_DIRECTION for j in (k - 2, k + 2)
+                                                       if 0 <= j < len(topic_words) and j in beside))), None)
     restated = next((i for i, w in enumerate(topic_words) if w in RESTATES), None)
     if restated:  # "the privacy of trained models, i.e. recovering private training data": two wordings
         topic_units = [u.model_copy(update={"part": 0}) for u in  # either wording, so no "A of B" parts
