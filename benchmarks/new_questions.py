@@ -23,33 +23,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rag import RAG, Settings  # noqa: E402
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def questions_and_product(doc: str, argv: list[str] | None) -> tuple[RAG, list[dict]]:
+    """The command line of a benchmark over questions files: the product on the configured store, and
+    every question row of the files named."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("questions", type=Path, nargs="+", help="questions files (JSON lines)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    rag = RAG(Settings())
+    rows = [json.loads(line) for path in args.questions
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return RAG(Settings()), rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    rag, rows = questions_and_product(__doc__, argv)
     totals = {"questions": 0, "listed": 0, "relevant": 0, "partly": 0, "not counted": 0, "refused": 0}
-    for path in args.questions:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            relevant, partly = set(row["relevant"]), set(row["partly"])
-            answer = rag.ask(row["question"])
-            totals["questions"] += 1
-            totals["refused"] += answer.refused
-            print(f"{row['qid']} [{row['kind']}] {row['question']}")
-            print(f"    read: {answer.reading.note() if answer.reading else '-'}{' | refused' if answer.refused else ''}")
-            for item in answer.items:
-                mark = "Y" if item.paper_id in relevant else "p" if item.paper_id in partly else "."
-                totals["listed"] += 1
-                totals["relevant"] += mark == "Y"
-                totals["partly"] += mark == "p"
-                print(f"    {mark} {item.title}")
-            missed = relevant - set(answer.matching_ids)
-            totals["not counted"] += len(missed)
-            print(f"    relevant not counted: {len(missed)} of {len(relevant)}")
+    for row in rows:
+        relevant, partly = set(row["relevant"]), set(row["partly"])
+        answer = rag.ask(row["question"])
+        totals["questions"] += 1
+        totals["refused"] += answer.refused
+        print(f"{row['qid']} [{row['kind']}] {row['question']}")
+        print(f"    read: {answer.reading.note() if answer.reading else '-'}{' | refused' if answer.refused else ''}")
+        for item in answer.items:
+            mark = "Y" if item.paper_id in relevant else "p" if item.paper_id in partly else "."
+            totals["listed"] += 1
+            totals["relevant"] += mark == "Y"
+            totals["partly"] += mark == "p"
+            print(f"    {mark} {item.title}")
+        missed = relevant - set(answer.matching_ids)
+        totals["not counted"] += len(missed)
+        print(f"    relevant not counted: {len(missed)} of {len(relevant)}")
     print(" | ".join(f"{k} {v}" for k, v in totals.items()))
     return 0
 

@@ -565,6 +565,9 @@ def test_a_and_b_with_a_phrase_on_each_side_is_met_by_either() -> None:
         ["attention", "sinks"], ["extreme", "activation", "outliers", "arise"]]
     speech = read("speech and audio generation")
     assert and_sides(speech.topic.units, speech.topic.text) == []
+    # two clauses are one thing asked, not two topics
+    clauses = read("Why do LLMs ignore the context they are given and answer from what they memorized?")
+    assert and_sides(clauses.topic.units, clauses.topic.text) == []
     sink = _source(1, "When Attention Sinks Emerge", [
         "We study attention sinks in LLMs.", "We find attention sinks emerge after effective optimization."])
     other = _source(2, "Graph Coloring", ["We color graphs with LLMs."])

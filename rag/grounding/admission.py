@@ -17,7 +17,6 @@ Everything here is lexical: it runs on every retrieved candidate before any sent
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -435,6 +434,10 @@ _EVALUATION: list[tuple[str, ...]] = [
 KIND_GROUP = {"benchmark": "a benchmark or evaluation", "evaluation": "a benchmark or evaluation", "method": "a method or model"}
 
 
+# Words that make a side of "A and B" a clause, not a noun phrase
+_CLAUSE_WORDS = frozenset("they them it we what which who how where when".split())
+
+
 def and_sides(topic: Sequence[Unit], text: str) -> list[list[Unit]]:
     """The two noun phrases of an "A and B" topic, when each has two units or more ("attention sinks and
     extreme activation outliers"): either is a topic of its own. "speech and audio generation" shares
@@ -444,6 +447,8 @@ def and_sides(topic: Sequence[Unit], text: str) -> list[list[Unit]]:
     sep = next((w for w in RESTATES if w in said), "and")
     if said.count(sep) != 1 or not topic:
         return []
+    if sep == "and" and _CLAUSE_WORDS.intersection(said):
+        return []  # two clauses are one thing asked ("ignore the context they are given and answer from what they memorized")
     cut = said.index(sep)
     before = {stem(w) for w in said[:cut]}
     first = [u for u in topic if u.alternatives and set(u.alternatives[0]) <= before]
@@ -544,10 +549,7 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
         said = [any(met(u, regions) for regions in stated) for u in topic]
         single = [u for u in topic[1:] if " " not in u.text and not ADVERB.search(u.text)]
         rarest = max(single, key=lambda u: u.weight) if len(topic) >= 3 and single else None
-        # two noun phrases, not two clauses ("ignore the context they are given and answer from what they
-        # memorized" is one behaviour asked explained, and its rarest word is needed)
-        clauses = bool(reading.topic and _CLAUSE_WORDS.intersection(words(reading.topic.text)))
-        both = and_sides(topic, reading.topic.text) if reading.topic and not clauses else []
+        both = and_sides(topic, reading.topic.text) if reading.topic else []
         if both:
             # "why do attention sinks and massive outlier activations show up": either is asked
             # explained, so a paper states the rarest word of one side ("outlier", or "sinks")
@@ -589,20 +591,15 @@ _SETS_ASIDE_BENCHMARKS = re.compile(r"\b(?:benchmark\w*|simulators?|environments
 NOT_A_BENCHMARK = {"method": "a method (this paper is a benchmark)", "reason": "an explanation (this paper is a benchmark)"}
 
 
-_CLAUSE_WORDS = frozenset("they them it we what which who how where when".split())
-
-
 def _rare_examples(examples: Sequence[Unit], stats: TermStats) -> list[Unit]:
     """The examples few papers use (`EXAMPLE_IDF`). A two-word example is as rare as the papers that
     write its words side by side, and is met only so: "forward-forward" and "predictive coding" are
     rare terms of common words (a sentence that predicts code is no predictive coding)."""
     out = []
-    n = max(stats.n_docs, 1)
     for u in weigh(examples, stats):
         first = u.alternatives[0] if u.alternatives else ()
         if len(first) == 2 and stats.phrases is not None:
-            side_by_side = stats.phrases.pairs.get((first[0], first[1]), 0)
-            if math.log((n + 1) / (side_by_side + 0.5)) >= EXAMPLE_IDF:
+            if stats.rarity(stats.phrases.pairs.get((first[0], first[1]), 0)) >= EXAMPLE_IDF:
                 out.append(u.model_copy(update={"together": False, "alternatives": [a for a in u.alternatives if len(a) != 2 or a == first]}))
             continue
         if u.weight >= EXAMPLE_IDF:

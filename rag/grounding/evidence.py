@@ -584,7 +584,7 @@ def assess(
     worded: list[int] = []
     if strict and adm.topic and cfg.worded_otherwise > 0 and reading.asks != "reason":
         # (a why-question is answered by a paper that states what it asks explained, in its words)
-        worded = _admit_worded_otherwise(adm, [s.number for s in sources], question, embed, cfg)
+        worded = admit_worded_otherwise(adm, [s.number for s in sources], question, embed, cfg)
     list_question = query.list_question if query is not None else focus.kind == "list"
     # a why-question is read loosely only when a paper states what it asks explained, missing only a
     # setting ("from few samples"); not when no paper states it ("why LLMs ignore the context …")
@@ -703,7 +703,7 @@ def assess(
     )
 
 
-def _admit_worded_otherwise(adm: Admission, order: Sequence[int], question: str, embed: EmbedFn,
+def admit_worded_otherwise(adm: Admission, order: Sequence[int], question: str, embed: EmbedFn,
                             cfg: EvidenceConfig) -> list[int]:
     """When the words admit few of the first candidates, admit those that meet every constraint and
     state the question in words of their own ("predictive coding" for "without backpropagation"): the

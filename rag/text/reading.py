@@ -884,6 +884,11 @@ def _cast_as(words: list[str]) -> list[str]:
     return words
 
 
+def _says_nothing(units: list[Unit]) -> bool:
+    """A topic of general verbs and any model only ("learn", "training neural networks")."""
+    return all(u.weight < 1.0 or all(w in _SAY_NOTHING | {"or"} for w in u.text.split()) for u in units)
+
+
 def read(question: str, search_text: str | None = None, examples: bool = True) -> Reading:
     """The reading of a question; `search_text` is the question without authors and decision words
     (rag.text.query), when the catalog was consulted. `examples`: also read the examples it gives of
@@ -1084,15 +1089,13 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             ),
         )
     first = next((c for c in constraints if c.kind != "direction" and c.required), None)
-    if topic is not None and first is not None and all(
-            u.weight < 1.0 or all(w in _SAY_NOTHING | {"or"} for w in u.text.split()) for u in topic.units):
+    if topic is not None and first is not None and _says_nothing(topic.units):
         # "learn from noisy labels": a general verb is no topic; what it is done from is ("run or
         # fine-tune models on edge devices": the devices)
         constraints.remove(first)
         topic = first.model_copy(update={"kind": "topic", "label": " ".join(u.text for u in first.units)})
     gone = next((c for c in constraints if not c.required and c.text.split()[:1] == ["without"]), None)
-    if topic is not None and first is None and gone is not None and all(
-            u.weight < 1.0 or all(w in _SAY_NOTHING | {"or"} for w in u.text.split()) for u in topic.units):
+    if topic is not None and first is None and gone is not None and _says_nothing(topic.units):
         # "training neural networks without backpropagation": what a general topic goes without is what
         # the papers are about (they name it to say they replace it); going without it still ranks
         units = _units([w for w in gone.text.split()[1:] if w not in _QUALIFIERS])

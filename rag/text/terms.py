@@ -261,5 +261,9 @@ class TermStats:
 
     def idf(self, stem_: str) -> float:
         """Smoothed inverse document frequency; a stem no paper uses gets the highest weight."""
+        return self.rarity(self.df.get(stem_, 0))
+
+    def rarity(self, papers: int) -> float:
+        """The idf of anything this many of the papers hold (a stem, a two-word term)."""
         n = max(self.n_docs, 1)
-        return math.log((n + 1) / (self.df.get(stem_, 0) + 0.5))
+        return math.log((n + 1) / (papers + 0.5))
