@@ -3,8 +3,9 @@
 Reads a questions file of `evals/data` (`relevance_new16_questions.jsonl`, `relevance_new20_questions.jsonl`:
 one JSON per line with qid, kind, question, relevant and partly ids), asks each question of the
 store in the settings (RAG_STORE__PATH), and prints per question the reading, whether it was refused,
-and each listed paper marked Y (on the writer's relevant list), p (partly) or . (neither); then the
-totals: papers listed, of them relevant and partly, relevant papers not counted, questions refused.
+and each listed paper marked Y (on the writer's relevant list), p (partly) or . (neither), then the
+search's first papers shown beside the list (~Y, ~p, ~.); then the totals: papers listed, of them
+relevant and partly, relevant papers not counted, questions refused, and the search's first shown.
 No judgement by reading: the writers' lists are a key for what a list holds and misses.
 
     RAG_STORE__PATH=<store of the 2,115 papers> python benchmarks/new_questions.py evals/data/relevance_new16_questions.jsonl
@@ -37,7 +38,8 @@ def questions_and_product(doc: str, argv: list[str] | None) -> tuple[RAG, list[d
 
 def main(argv: list[str] | None = None) -> int:
     rag, rows = questions_and_product(__doc__, argv)
-    totals = {"questions": 0, "listed": 0, "relevant": 0, "partly": 0, "not counted": 0, "refused": 0}
+    totals = {"questions": 0, "listed": 0, "relevant": 0, "partly": 0, "not counted": 0, "refused": 0,
+              "search's first": 0, "of them relevant": 0}
     for row in rows:
         relevant, partly = set(row["relevant"]), set(row["partly"])
         answer = rag.ask(row["question"])
@@ -51,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
             totals["relevant"] += mark == "Y"
             totals["partly"] += mark == "p"
             print(f"    {mark} {item.title}")
+        for item in answer.closest:  # beside the list, never counted: the search's first
+            mark = "Y" if item.paper_id in relevant else "p" if item.paper_id in partly else "."
+            totals["search's first"] += 1
+            totals["of them relevant"] += mark == "Y"
+            print(f"    ~{mark} {item.title}")
         missed = relevant - set(answer.matching_ids)
         totals["not counted"] += len(missed)
         print(f"    relevant not counted: {len(missed)} of {len(relevant)}")

@@ -199,7 +199,8 @@ def run_relevance(settings: Settings, args: argparse.Namespace, out: Any = None)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "relevance.json").write_text(json.dumps(results, indent=2))
     shown = {
-        name: {qid: {"text": a.text, "items": [it.paper_id for it in a.items], "refused": a.refused}
+        name: {qid: {"text": a.text, "items": [it.paper_id for it in a.items], "refused": a.refused,
+               "closest": [it.paper_id for it in a.closest]}
                for qid, a in got.items()}
         for name, got in answers.items()
     }

@@ -102,6 +102,7 @@ class Listed:
     counted: list[str]  # every paper the answer says meets the question
     refused: bool
     premise_named: bool
+    closest: list[str] = field(default_factory=list)  # the search's first papers shown beside the list
 
 
 def listed_of(answer: Any) -> Listed:
@@ -109,7 +110,7 @@ def listed_of(answer: Any) -> Listed:
     items = [(it.paper_id, list(it.sentences)) for it in answer.items]
     counted = list(answer.matching_ids) or [pid for pid, _ in items]
     premise = answer.refused and "No ICLR 2025 abstract here states" in answer.text
-    return Listed(items, counted, answer.refused, premise)
+    return Listed(items, counted, answer.refused, premise, [it.paper_id for it in answer.closest])
 
 
 def lead_baseline(answer: Any) -> Listed:
@@ -127,6 +128,7 @@ def score(questions: Sequence[Question], listed: dict[str, Listed]) -> dict[str,
     background_only = items_judged = unjudged = items_answering = 0
     tp = fp = fn = 0
     premise_total = premise_named = 0
+    beside = Counter[str]()  # judgements of the search's first papers shown beside the lists
     per_kind: dict[str, Counter[str]] = {}
     for q in questions:
         got = listed.get(q.qid)
@@ -152,6 +154,9 @@ def score(questions: Sequence[Question], listed: dict[str, Listed]) -> dict[str,
             if labels and all(lab in BACKGROUND for lab in labels):
                 background_only += 1
             items_answering += "answers" in labels
+        for pid in got.closest:
+            j = q.papers.get(pid)
+            beside[j.relevant if j is not None else "unjudged"] += 1
         counted = set(got.counted)
         judged_counted = {p for p in counted if p in q.papers}
         tp += len(judged_counted & q.relevant_ids)
@@ -177,6 +182,9 @@ def score(questions: Sequence[Question], listed: dict[str, Listed]) -> dict[str,
         "admission_precision": round(tp / (tp + fp), 3) if tp + fp else None,
         "admission_recall": round(tp / (tp + fn), 3) if tp + fn else None,
         "false_premise_named": round(premise_named / premise_total, 3) if premise_total else None,
+        "closest_judged": sum(v for k, v in beside.items() if k != "unjudged"),
+        "closest_yes": rate(beside, "yes", sum(v for k, v in beside.items() if k != "unjudged")),
+        "closest_no": rate(beside, "no", sum(v for k, v in beside.items() if k != "unjudged")),
         "per_kind": {k: dict(v) for k, v in sorted(per_kind.items())},
     }
 
@@ -184,6 +192,7 @@ def score(questions: Sequence[Question], listed: dict[str, Listed]) -> dict[str,
 HEADLINE = (
     "paper_yes", "paper_no", "item_answers", "sentence_answers", "sentence_background", "background_only_items",
     "admission_precision", "admission_recall", "false_premise_named", "items_judged", "items_unjudged",
+    "closest_yes", "closest_no", "closest_judged",
     "first_text_p50_ms", "first_text_p95_ms",
 )
 

@@ -294,6 +294,14 @@ class AnswerSettings(_Group):
         "that meet every constraint and have a sentence of their own at least this close to the question "
         "(cosine): the topic in other words ('predictive coding' for 'without backpropagation'); 0: words only.",
     )
+    search_top: int = Field(
+        3,
+        ge=0,
+        le=20,
+        description="Beside a list, the search's first this many candidates that the reading of the question "
+        "admits nothing of, under their own heading and never counted (0: none). Two rankers agreeing on a paper "
+        "are rarely wrong where the reading of a long question can be.",
+    )
     replace_threshold: float = Field(
         0.8,
         ge=-1.0,

@@ -158,6 +158,11 @@ class Answer(BaseModel):
         default_factory=list,
         description="Papers on the topic that miss a constraint of the question (each names what it misses).",
     )
+    closest: list[AnswerItem] = Field(
+        default_factory=list,
+        description="For a list question: papers the search ranks first in which the reading does not find the "
+        "whole question; shown beside the list, never counted in it.",
+    )
     removed_unsupported: int = Field(
         0, description="LLM sentences removed because the cited abstract does not state them."
     )

@@ -79,3 +79,15 @@ def test_the_products_answers_stay_above_the_measured_floor(full_rag) -> None:
     assert r["item_answers"] >= 0.72 and r["background_only_items"] <= 0.02, r  # 0.762 / 0.004
     assert r["admission_precision"] >= 0.88 and r["false_premise_named"] == 1.0, r  # 0.910
     assert r["paper_yes"] > bad["paper_yes"] and r["item_answers"] > bad["item_answers"]
+
+
+def test_the_searchs_first_papers_beside_a_list_are_scored_apart_from_it() -> None:
+    # papers shown beside a list ("Also among the search's first matches") are judged on their own and
+    # never count as listed
+    q = next(q for q in QUESTIONS if any(j.relevant == "yes" for j in q.papers.values())
+             and any(j.relevant == "no" for j in q.papers.values()))
+    yes = next(p for p, j in q.papers.items() if j.relevant == "yes")
+    no = next(p for p, j in q.papers.items() if j.relevant == "no")
+    r = score([q], {q.qid: Listed([], [], False, False, closest=[yes, no, "not-judged"])})
+    assert (r["closest_judged"], r["closest_yes"], r["closest_no"]) == (2, 0.5, 0.5)
+    assert r["items_judged"] == 0

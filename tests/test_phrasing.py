@@ -163,3 +163,34 @@ def test_a_request_that_points_back_asks_of_the_sentence_before_it() -> None:
     assert restate(asked) == ("Which papers handle 3D point-cloud segmentation when you have few or no 3D labels "
                               "(few-shot or unsupervised)?")
     assert restate("Which papers handle that setting?") == "Which papers handle that setting?"  # nothing before it
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        ("I'm working on computational creativity and wondering whether anyone at ICLR looked at LLMs writing "
+         "fiction or humor?", "Which papers looked at LLMs writing fiction or humor?"),
+        ("I'm curious who is using sequential Monte Carlo as a central inference step?",
+         "Which papers are using sequential Monte Carlo as a central inference step?"),
+        ("Did anyone at ICLR 2025 work on zero-shot coordination?", "Which papers work on zero-shot coordination?"),
+        ("I wonder if anyone studied grokking in transformers?", "Which papers studied grokking in transformers?"),
+    ],
+)
+def test_wondering_whether_anyone_at_the_venue_did_something_asks_which_papers_did(asked: str, plain: str) -> None:
+    # the asker's own work, the wondering and the venue were read as the topic ("m working … iclr looked")
+    assert restate(asked) == plain
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        ("Got anything on ML for environmental science? I've already been through the weather-forecasting papers, "
+         "so skip those.", "Got anything on ML for environmental science, not the weather-forecasting papers?"),
+        ("Which papers study image restoration? Skip medical imaging.",
+         "Which papers study image restoration, not medical imaging?"),
+        ("Which papers study image restoration? No diffusion priors, please.",
+         "Which papers study image restoration, not diffusion priors?"),
+    ],
+)
+def test_what_the_asker_has_read_or_skips_is_set_aside(asked: str, plain: str) -> None:
+    assert restate(asked) == plain

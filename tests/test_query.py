@@ -475,3 +475,12 @@ def test_a_heading_of_one_titles_words_is_a_topic_and_a_name_still_names() -> No
     r = parse("object-centric representation learning", real)
     assert r.kind == "topic" and r.list_question and r.named_ids == []
     assert parse("LeanAgent", real).kind == "named"
+
+
+def test_the_venue_is_no_papers_short_name() -> None:
+    # "Did anyone at ICLR look at grokking?" named "ICLR: In-Context Learning of Representations", whose
+    # abstract then "did not say this"; the paper is still found by its title
+    cat = Catalog.build(PAPERS + [("iclr", "ICLR: In-Context Learning of Representations", ["Core Francisco Park"], "Poster")])
+    assert parse("Did anyone at ICLR look at grokking?", cat).named_ids == []
+    assert parse("Anything at ICLR on grokking in transformers?", cat).named_ids == []
+    assert parse("ICLR: In-Context Learning of Representations", cat).named_ids == ["iclr"]

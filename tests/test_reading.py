@@ -993,3 +993,24 @@ def test_a_name_in_an_aside_that_sets_it_aside_is_not_asked_about() -> None:
     q = "Which papers evaluate LLMs on medical question answering (I'm not after radiology images or EHR tables)?"
     assert "EHR" not in without_listed_examples(q)
     assert "(KANs)" in without_listed_examples("Which papers study Kolmogorov-Arnold Networks (KANs)?")
+
+
+def test_a_second_option_in_the_same_prepositions_words_is_an_option_not_a_constraint() -> None:
+    # "for images or for graphs" required both; "or on adapting to unfamiliar teammates on the fly" was a
+    # constraint every zero-shot-coordination paper missed
+    r = read("Which papers propose anomaly detection methods for images or for graphs?")
+    assert [c.label for c in r.constraints if c.kind != "direction"] == ["for images or graphs"], r.note()
+    r = read("Which papers work on zero-shot coordination or on adapting to unfamiliar teammates on the fly?")
+    assert r.describe() == "zero-shot coordination", r.note()
+    assert read("Which papers learn the policy on the fly?").describe() == "learn policy online"
+
+
+def test_things_like_gives_examples_and_a_techniques_head_noun_says_nothing() -> None:
+    r = read("Got anything on ML for environmental science, things like carbon flux, air pollution or biodiversity "
+             "monitoring?")
+    assert r.topic is not None and r.topic.label == "environmental science", r.note()
+    assert [u.text for u in r.topic.examples] == ["carbon flux", "air pollution", "biodiversity monitoring"]
+    # "contrastive objectives" is any contrastive learning: an option's head noun of technique says nothing
+    r = read("Which papers rely on contrastive objectives or contrastive predictive coding to learn representations?")
+    unit = next(u for f in r.facets for u in f.units if "contrastive" in u.text)
+    assert ("contrast",) in unit.alternatives, unit

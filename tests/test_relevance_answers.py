@@ -692,3 +692,80 @@ def test_a_list_question_that_names_what_papers_build_on_is_not_a_question_about
     a = full_rag.ask("What ICLR 2025 work evaluates or improves language models on medical knowledge and medical "
                      "question answering, text only (I'm not after radiology images or EHR tables)?")
     assert not a.refused and a.items, a.text
+
+
+def test_the_searchs_first_papers_stay_beside_a_short_list_of_a_long_question(full_rag) -> None:
+    # "when the agent can't see the full state" was read as a constraint no partial-observability paper
+    # states, and the question was refused; the search's first candidate, an off-policy evaluation paper on
+    # POMDPs, was dropped with it. The search's first are shown beside the list, never counted in it.
+    from rag import RAG
+    from rag.text.citations import CLOSEST_HEADING
+
+    q = ("RL when the agent can't see the full state: which papers handle partial observability (POMDPs, agents "
+         "with only local or egocentric views, policies that need memory)?")
+    a = full_rag.ask(q)
+    first = [s.paper_id for s in full_rag.retrieve(q).sources[:3]]
+    shown = {it.paper_id for it in a.items + a.related + a.closest}
+    assert set(first) <= shown, a.text
+    assert any(it.title.startswith("Statistical Tractability of Off-policy Evaluation") for it in a.closest), a.text
+    assert CLOSEST_HEADING in a.text and not {it.paper_id for it in a.closest} & set(a.matching_ids)
+    assert_every_cited_sentence_supported(a)
+    off = RAG(full_rag.settings.model_copy(update={"answer": full_rag.settings.answer.model_copy(
+        update={"search_top": 0})}))
+    assert not off.ask(q).closest  # the configuration without them: the first candidate is dropped
+    # a short question is read whole: its search's first are not added ("defend diffusion models against
+    # membership inference attacks" had a backdoor defence beside it)
+    assert not full_rag.ask("Which papers defend diffusion models against membership inference attacks?").closest
+
+
+def test_a_list_the_reading_cannot_admit_by_keeps_the_searchs_first(full_rag) -> None:
+    # read as "move signal frequency domain central part", the list was cut to the four best-scoring
+    # sentences, dropping the search's first (a neural compressor of EEG: "neural" of the aside "Fourier
+    # neural operators" does not set it aside)
+    q = ("Which papers move the signal into the frequency domain (Fourier, wavelet or DCT-style transforms) as a "
+         "central part of the method, whether for time series, images, video, audio or EEG? I'm not interested in "
+         "Fourier neural operators for solving PDEs.")
+    a = full_rag.ask(q)
+    first = [s.paper_id for s in full_rag.retrieve(q).sources[:3]]
+    assert set(first) <= {it.paper_id for it in a.items}, a.text
+    assert any(t.startswith("The Case for Cleaner Biosignals") for t in _titles(a)), a.text
+
+
+def test_a_name_asked_for_in_its_style_is_not_required(full_rag) -> None:
+    # "MaskGIT-style masked generative transformers" was refused: "None of the papers closest to the
+    # question mentions “MaskGIT”"
+    a = full_rag.ask("Papers that generate non-text data (images, speech, human motion and so on) with MaskGIT-style "
+                     "masked generative transformers, i.e. training to predict masked tokens and then filling tokens "
+                     "in parallel?")
+    assert "MaskGIT" not in a.text.split("\n")[0] and (a.items or a.related or a.closest), a.text
+
+
+@pytest.mark.parametrize(("question", "title", "set_aside"), [
+    ("Which papers propose equivariant networks, excluding molecules, proteins and crystals?",
+     "Equivariant Masked Position Prediction for Efficient Molecular Representation", True),
+    ("Which papers propose equivariant networks, excluding molecules, proteins and crystals?",
+     "Learning Color Equivariant Representations", False),
+    ("Which papers move signals into the frequency domain? Not Fourier neural operators for solving PDEs.",
+     "Fourier Neural Operators for Solving PDEs on Irregular Grids", True),
+    ("Which papers move signals into the frequency domain? Not Fourier neural operators for solving PDEs.",
+     "The Case for Cleaner Biosignals: High-fidelity Neural Compressor", False),  # "neural" alone
+    # a contrast of approach, examples of what is wanted, and a direction are no kind set aside
+    ("Which papers defend LLMs against backdoors, not new backdoor attacks?", "Backdoor Defense for LLMs", False),
+    ("Who uses optimal control other than for robots, e.g. guiding diffusion models?",
+     "Guiding Diffusion Models with Optimal Control", False),
+    ("Which papers benchmark LLM agents, not papers that only introduce an environment?", "An Environment for Agents", False),
+])
+def test_a_paper_whose_title_names_what_the_question_excludes_is_set_aside(question, title, set_aside) -> None:
+    from rag.grounding.admission import sets_aside
+    from rag.text.phrasing import restate
+    from rag.text.reading import read
+
+    assert sets_aside(read(restate(question)), _paper(title, "We propose a method.")) == set_aside
+
+
+def test_an_excluded_kind_is_not_listed(full_rag) -> None:
+    # "excluding molecules, proteins and crystals" listed "Equivariant Masked Position Prediction for
+    # Efficient Molecular Representation"
+    a = full_rag.ask("Which papers propose equivariant neural networks, excluding molecules, proteins and crystals?")
+    assert a.items and not any("Molecul" in t for t in _titles(a) + [it.title for it in a.related + a.closest]), a.text
+    assert any("Molecul" in t for t in _titles(full_rag.ask("Which papers propose equivariant neural networks?")))

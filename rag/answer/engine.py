@@ -28,7 +28,7 @@ from rag.queue import check_cancelled
 from rag.retrieval.retrieve import PaperRetriever, Retrieval
 from rag.settings import SearchOptions, Settings
 from rag.store.vectors import VectorCache, unit_rows
-from rag.text.citations import RELATED_HEADING, abstract_sentences, split_sentences
+from rag.text.citations import CLOSEST_HEADING, RELATED_HEADING, abstract_sentences, split_sentences
 from rag.text.phrasing import restate
 from rag.types import Answer, Source, Timings
 
@@ -162,10 +162,15 @@ class AnswerEngine(CustomQueryEngine):
         """The refusal sentence, what is missing in plain words, and the closest papers with what each lacks."""
         text = refusal_text(verdict)
         related, citations = evidence_answer_parts(verdict.related, retrieval.sources)
+        closest, closest_citations = evidence_answer_parts(verdict.closest, retrieval.sources)
+        lines = [it.markdown() for it in related]
+        if closest:
+            lines += ["\n" + CLOSEST_HEADING, *(it.markdown() for it in closest)]
         return self._answer(
-            question, retrieval, timings, text=text + "".join("\n" + it.markdown() for it in related),
+            question, retrieval, timings, text=text + "".join("\n" + line for line in lines),
             refused=True, llm_called=False, mode="refusal", refusal_reason=verdict.reason,
-            reading=verdict.reading, related=related, citations=citations, matching_ids=verdict.matching_ids,
+            reading=verdict.reading, related=related, closest=closest,
+            citations=sorted(citations + closest_citations, key=lambda c: c.number), matching_ids=verdict.matching_ids,
         )
 
     def _sentences_per_source(self) -> int:
@@ -186,6 +191,7 @@ class AnswerEngine(CustomQueryEngine):
             dense_floor=self.settings.retrieval.refusal_threshold,
             admission=self.settings.answer.admission,
             worded_otherwise=self.settings.answer.paraphrase_similarity,
+            search_top=self.settings.answer.search_top,
         )
         limit = None if show_all or not retrieval.shown_k else retrieval.shown_k
         return assess(
@@ -238,7 +244,8 @@ class AnswerEngine(CustomQueryEngine):
         single = verdict.focus.kind == "single" and len(verdict.items) == 1
         items, citations = evidence_answer_parts(verdict.items, retrieval.sources)
         related, related_citations = evidence_answer_parts(verdict.related, retrieval.sources)
-        citations = sorted(citations + related_citations, key=lambda c: c.number)
+        closest, closest_citations = evidence_answer_parts(verdict.closest, retrieval.sources)
+        citations = sorted(citations + related_citations + closest_citations, key=lambda c: c.number)
         lines = [it.markdown(bullet=not single) for it in items]
         head = count_line(verdict, len(items))
         if head:
@@ -246,6 +253,9 @@ class AnswerEngine(CustomQueryEngine):
         if related:
             lines.append("\n" + RELATED_HEADING)
             lines.extend(it.markdown() for it in related)
+        if closest:
+            lines.append("\n" + CLOSEST_HEADING)
+            lines.extend(it.markdown() for it in closest)
         for i, line in enumerate(lines):
             for piece in _pieces(("\n" if i else "") + line):
                 if timings.first_token_ms is None:
@@ -259,6 +269,7 @@ class AnswerEngine(CustomQueryEngine):
             citations=citations,
             items=items,
             related=related,
+            closest=closest,
             reading=verdict.reading,
             matching_ids=verdict.matching_ids,
             mode="evidence",
@@ -369,7 +380,7 @@ def arrange(retrieval: Retrieval, verdict: Assessment) -> tuple[Retrieval, Asses
     related ones, then the other candidates, cut to the papers an answer shows; the items follow."""
     ids = {s.number: s.paper_id for s in retrieval.sources}
     verdict.matching_ids = [ids[n] for n in verdict.matching if n in ids]
-    first = [it.number for it in verdict.items] + [it.number for it in verdict.related]
+    first = [it.number for it in verdict.items + verdict.related + verdict.closest]
     keep = retrieval.shown_k or len(retrieval.sources)
     arranged, renumber = retrieval.arranged(first, keep)
     intent = arranged.intent
@@ -377,7 +388,7 @@ def arrange(retrieval: Retrieval, verdict: Assessment) -> tuple[Retrieval, Asses
         note = verdict.reading.note()
         if note:
             arranged.intent = intent.model_copy(update={"notes": [*intent.notes, note]})
-    for it in verdict.items + verdict.related:
+    for it in verdict.items + verdict.related + verdict.closest:
         it.number = renumber[it.number]
     verdict.matching = [renumber[n] for n in verdict.matching if n in renumber]
     return arranged, verdict

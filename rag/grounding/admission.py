@@ -23,9 +23,19 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from rag.text.citations import abstract_sentences
-from rag.text.reading import ADVERB, ASIDE, NAME_SUFFIXES, RESTATES, Facet, Reading, Unit, family_alternatives
+from rag.text.reading import (
+    ADVERB,
+    ASIDE,
+    DIRECTIONS,
+    NAME_SUFFIXES,
+    RESTATES,
+    Facet,
+    Reading,
+    Unit,
+    family_alternatives,
+)
 from rag.text.roles import OWN, Role, sentence_roles
-from rag.text.terms import PROPOSING, STOPWORDS, TermStats, stem, words
+from rag.text.terms import FRAMING, PROPOSING, STOPWORDS, TermStats, stem, words
 from rag.types import Source
 
 # Thresholds chosen on the relevance labels (evals/data/relevance_labels.jsonl, `rag eval --relevance`):
@@ -605,6 +615,45 @@ def _rare_examples(examples: Sequence[Unit], stats: TermStats) -> list[Unit]:
         if u.weight >= EXAMPLE_IDF:
             out.append(u)
     return out
+
+
+_DIRECTION_WORDS = frozenset(a[0] for d in DIRECTIONS for a in family_alternatives(d) if len(a) == 1)
+# What opens an aside that sets a kind of paper aside; "not just X" / "not only X" take X and more
+# (not a contrast of approach, "rather than X" / "as opposed to X", nor "outside X", often "beyond X")
+_ASIDE_OPENS = re.compile(r"^\W*(?:but\s+)?(?:not|excluding|except(?:\s+for)?|other\s+than)\b", re.I)
+_ASIDE_KEEPS = re.compile(r"^\W*(?:but\s+)?not\s+(?:(?:papers|works?|ones|studies|methods)\s+(?:that|which)\s+)?"
+                          r"(?:just|only|merely)\b", re.I)
+# where the kinds set aside end: examples or a question of what is wanted follow
+_ASIDE_ENDS = re.compile(r"\s*(?:[:;(]|,?\s*\b(?:e\.\s?g|such\s+as|for\s+example|for\s+instance|including|"
+                         r"and\s+(?:what|how|which|why|where|when))\b).*$", re.I | re.S)
+
+
+@functools.lru_cache(maxsize=256)
+def aside_options(aside: str) -> tuple[tuple[str, ...], ...]:
+    """The kinds of paper an aside sets aside, each as its content stems: "not Fourier neural operators
+    for solving PDEs" one, "excluding molecules, proteins and crystals" three. Direction words go (a
+    defence of jailbreaks names "attacks": directions are read as constraints)."""
+    if not _ASIDE_OPENS.match(aside) or _ASIDE_KEEPS.match(aside):
+        return ()
+    rest = _ASIDE_ENDS.sub("", _ASIDE_OPENS.sub("", aside, count=1))
+    out = []
+    for option in re.split(r"\s*,\s*(?:(?:or|and|nor)\s+)?|\s+(?:or|and|nor)\s+|\s*/\s*", rest):
+        stems = tuple(dict.fromkeys(
+            stem(w) for w in words(option)
+            if w not in STOPWORDS and w not in FRAMING and not set(_DIRECTION_WORDS) & {stem(w)}))
+        if stems:
+            out.append(stems)
+    return tuple(out)
+
+
+def sets_aside(reading: Reading, paper: PaperText) -> bool:
+    """Whether a paper is of a kind the question sets aside: its title names one, two of its words or its
+    one word, and a word of it the question does not ask for ("not Fourier neural operators for solving
+    PDEs": "Neural Operators for PDEs"; "defences, not new backdoor attacks" sets aside no backdoor paper)."""
+    asked = {stem(w) for f in reading.facets for w in words(f.text)}
+    title = set(paper.title_stems)
+    return any(len(title.intersection(o)) >= min(2, len(o)) and bool(title.intersection(set(o) - asked))
+               for o in aside_options(reading.aside))
 
 
 def titled_benchmark(paper: PaperText) -> bool:

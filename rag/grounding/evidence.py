@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -33,6 +33,7 @@ from rag.grounding.admission import (
     contribution_kind,
     met,
     own_mentions,
+    sets_aside,
     share,
 )
 from rag.store.vectors import unit_rows
@@ -382,6 +383,17 @@ class EvidenceConfig:
     worded_otherwise: float = 0.55
     worded_rank: int = 10
     worded_below: int = 4  # ... when fewer than this many of the first `worded_rank` are admitted by words
+    # The first candidates of the search that the reading admits nothing of are shown beside a list, as
+    # the search's (0: never). The reading is a model of the question that can be wrong; two rankers
+    # agreeing on a paper rarely are: on 60 questions of three writers never read for a rule, 71 % of
+    # the first three candidates were on their writers' lists, and the reading dropped most of them.
+    search_top: int = 3
+    search_below: int = 5  # ... beside a list of fewer papers than this (a short list: the reading likelier too
+    # narrow than the topic this thin; of those 60 questions' first three, 18 of 26 beside a list of fewer
+    # than five were on the writers' lists, 4 of 8 beside longer ones)
+    search_words: int = 8  # ... of a question of this many content words or more: a short one is read whole
+    # (of the search's first beside short questions of the three labelled sets, none was judged relevant:
+    # "Which papers defend diffusion models against membership inference attacks?" lists no backdoor defence)
 
 
 # What each role of a sentence adds to its score, and what a kind of question adds on top: a "how"
@@ -419,6 +431,7 @@ class Assessment:
     premise: str = ""  # what no abstract states, when that is why nothing is listed
     loose: str = ""  # the topic no paper states in the question's words, when the rest lists papers
     searched: bool = False  # listed as a search ranks, not by the reading (it says too little, or no paper meets it)
+    closest: list[Item] = field(default_factory=list)  # first by the search, not found by the reading (a list question)
     explain: str = ""  # a sentence for people on why the question was refused (empty: the refusal says it)
     scores: dict[str, float] = field(default_factory=dict)  # internal figures: logs and evals only
 
@@ -482,6 +495,8 @@ def assess(
     # not what it asks about; one in parentheses is ("Kolmogorov-Arnold Networks (KANs)"), unless the
     # parentheses list examples ("(SG-MCMC, variational inference, ensembles, Bayesian layers)")
     asked = set(names(clean(without_listed_examples(question), asides=True), stats))
+    # ... nor is one it asks for the style of ("MaskGIT-style masked generative transformers": like it)
+    asked -= set(re.findall(r"([\w-]+?)-(?:style|like|esque|type|inspired)\b", question))
     unknown = [n for n in focus.names if n in asked and not set(words(n)) <= found] if is_question(question) else []
     if unknown:
         out = Assessment(False, f"no retrieved paper mentions {unknown[0]}", focus)
@@ -566,6 +581,10 @@ def assess(
         return _refuse("nothing retrieved is close to the question", focus, coverage, best_dense=best_dense or 0.0)
 
     order = [s.number for s in sources]
+    # a paper of a kind the question sets aside ("I'm not interested in Fourier neural operators for PDEs")
+    # is neither listed, related nor shown beside the list, unless the question names it
+    aside = {n for n in order if reading.aside and n not in focus.named and sets_aside(reading, adm.papers[n])}
+    kept = [n for n in order if n not in aside]
     # A why-question whose subject the papers state but none what it asks explained (vision
     # transformers, but no "registers"): that is what no abstract here states; the subject's papers
     # are the closest, each saying what it lacks. The reading is not wrong, the premise is absent.
@@ -608,16 +627,16 @@ def assess(
     loose: list[int] = []
     if strict:
         adm.hold_deep(order, cfg.deep_rank, keep=focus.named)
-        matching = [n for n in order if n in focus.named or adm.judgements[n].admitted]
+        matching = [n for n in kept if n in focus.named or adm.judgements[n].admitted]
         related = sorted(
-            (n for n in order if n not in matching and adm.judgements[n].related),
+            (n for n in kept if n not in matching and adm.judgements[n].related),
             key=lambda n: (len(adm.judgements[n].missing), -adm.judgements[n].fit),
         )
         if not matching and not related and adm.topic:
             # nothing states the topic as its own: the closest are the papers that name it in passing
             # ("copyrighted content" as the reason unlearning matters), each saying so
             passing = f"{reading.topic.label if reading.topic else 'the topic'} only in passing"
-            for n in order:
+            for n in kept:
                 j = adm.judgements[n]
                 if j.mentions and not j.on_topic:
                     j.missing = [passing, *j.missing]
@@ -630,7 +649,7 @@ def assess(
             matching = loose + [n for n in matching if n not in loose]
             related = [n for n in related if n not in matching]
     else:  # a description or an empty reading: the first candidates, as retrieved
-        matching, related = order[: max_items or len(order)], []
+        matching, related = kept[: max_items or len(kept)], []
     details = asked_details(question)
     if details:  # a paper is listed for a detail it actually mentions, not for its topic
         wanted = [{stem(w) for w in words(d.split(": ", 1)[1])} for d in details]
@@ -656,11 +675,14 @@ def assess(
     items.sort(key=lambda it: -it.score)
     if not strict:
         best_score = items[0].score if items else 0.0
+        # (a list's first candidates of the search stay: its best sentence may say it in other words)
+        first = set(_search_first(order, cfg.search_top, aside)) if list_question else set()
         items = [
             it for it in items
-            if it.score >= cfg.min_item_score
-            and it.score >= cfg.relative_item_score * best_score
-            and (it is items[0] or it.coverage >= cfg.min_item_coverage or it.number in focus.named)
+            if it.number in first or (
+                it.score >= cfg.min_item_score
+                and it.score >= cfg.relative_item_score * best_score
+                and (it is items[0] or it.coverage >= cfg.min_item_coverage or it.number in focus.named))
         ]
         matching = [it.number for it in items]
     else:
@@ -684,6 +706,10 @@ def assess(
     rel_items = _items(question, related[:3] if show_related else [], adm, embed, stats, reading, units, all_terms, focus, cfg)
     for it in rel_items:
         it.missing = list(adm.judgements[it.number].missing)
+    close = _search_first(order, cfg.search_top, set(matching) | {it.number for it in rel_items} | aside) \
+        if strict and list_question and len(items) < cfg.search_below \
+        and len(set(content_stems(question))) >= cfg.search_words else []
+    closest = _items(question, close, adm, embed, stats, reading, units, all_terms, focus, cfg)
     scores = {"ask_coverage": coverage, "matching": float(len(matching)), "related": float(len(related))}
     if not items:
         # what the question states it wants, without its contrast ("…, rather than training robust models")
@@ -693,11 +719,11 @@ def assess(
         else:
             reason = "no abstract sentence answers the question"
         out = _refuse(reason, focus, coverage, **scores)
-        out.reading, out.related, out.premise = reading, rel_items, premise
+        out.reading, out.related, out.premise, out.closest = reading, rel_items, premise, closest
         return out
     return Assessment(
         True, "answered from the abstracts", focus, items[:limit], coverage,
-        reading=reading, matching=matching, related=rel_items, scores=scores,
+        reading=reading, matching=matching, related=rel_items, scores=scores, closest=closest,
         loose=reading.topic.label if loose and reading.topic else "",
         searched=cfg.admission and not strict and bool(reading.facets),
     )
@@ -754,6 +780,11 @@ def _paraphrased(adm: Admission, reading: Reading, shown: Sequence[int]) -> list
     if any(u.needed and not any(met(u, adm.papers[n].regions(None)) for n in loose) for u in adm.topic):
         return []  # what the topic names, none of them states ("control robot arms" with EEG): no paraphrase
     return loose
+
+
+def _search_first(order: Sequence[int], top: int, shown: Collection[int]) -> list[int]:
+    """The first `top` candidates of the search that the answer does not list, relate or set aside."""
+    return [n for n in order[:top] if n not in shown]
 
 
 def _missing_phrase(items: Sequence[Item]) -> str:

@@ -10,6 +10,7 @@ from rag.prompts import REFUSAL
 # The heading before the papers an answer shows as related (on topic, missing a constraint); a
 # conversation reads the papers numbered after it back as related, not listed (rag.text.followup).
 RELATED_HEADING = "Related, but not meeting every part of the question:"
+CLOSEST_HEADING = "Also among the search's first matches (the reading above does not find all of the question in them):"
 
 # [1], [1, 2], [1][2], [Source 1], [1-2]
 # At most 6 digits a number: "[" + 5,000 digits + "]" is no marker (int() refuses > 4,300 digits).

@@ -73,10 +73,16 @@ _RECALLED_KIND = _rx(
     r"(?P<kind>(?:(?!iclr\b|paper\b)[\w-]+\s+){1,3}?)(?:iclr\s*(?:2025\s+)?)?(?P<head>paper|work|study|article)\s+"
     r"(?:(?:at|from|in)\s+iclr(?:\s*2025)?\s+)?(?P<on>that|which|where|about|on)\s+(?P<claim>.+)$",
 )
-# "Has anyone explained why …", "Have any papers shown how …", "Did anyone propose …"
+# "Has anyone explained why …", "Have any papers shown how …", "Did anyone (at ICLR 2025) propose …";
+# and wondered: "I'm working on X and wondering whether anyone at ICLR looked at Y", "I'm curious who is
+# using Y" (the venue is where every paper here is from, and the asker's own work is not the question)
+_AT_VENUE = r"(?:(?:at|from|in)\s+(?:this\s+year'?s\s+)?iclr(?:\s*'?(?:20)?25)?\s+)?"
+_ANYONE_SUBJECT = r"(?:anyone|anybody|any\s+(?:papers?|works?|studies|research))"
 _ANYONE = _rx(
-    r"^\s*(?:has|have|did|does)\s+(?:anyone|anybody|any\s+(?:papers?|works?|studies|research))\s+"
-    r"(?P<verb>[a-z]+)\s+(?P<rest>.*)$",
+    rf"^\s*(?:(?:has|have|did|does)\s+{_ANYONE_SUBJECT}\s+|"
+    r"(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:working\s+on\s+[^,.;]+?,?\s+and\s+)?|(?:i|we)\s+)?"
+    rf"(?:wondering|wonder|curious)\s+(?:whether|if|who|what)\s+(?:{_ANYONE_SUBJECT}\s+|people\s+|researchers\s+)?)"
+    rf"{_AT_VENUE}(?:(?:has|have|is|are)\s+)?(?P<verb>(?!about\b)[a-z]+)\s+(?P<rest>.*)$",
 )
 _WH = re.compile(r"^\s*(?:why|how|what|whether|which|who|when|where)\b", re.I)
 # "Rather than papers that use X, I want …": a contrast put first ends at its comma
@@ -144,7 +150,8 @@ def _opened(sentence: str) -> str:
         rest = m.group("rest")
         if _WH.match(rest):  # "Has anyone explained why DPO misbehaves": why DPO misbehaves
             return rest[0].upper() + rest[1:]
-        return f"Which papers {m.group('verb')} {rest}"
+        verb = m.group("verb")
+        return f"Which papers {'are ' if verb.endswith('ing') else ''}{verb} {rest}"
     m = _RECALLED.match(sentence)
     if m and m.group("head").lower() in ("paper", "work", "study", "article"):
         # "a paper showing that X": which paper shows that X (a claim an abstract states or not)
@@ -188,6 +195,11 @@ _SETS_ASIDE = (
     _rx(r"^\s*(?:i|we)\s+(?:don'?t|do\s+not)\s+(?:need|want|care\s+about)\s+(?P<x>.+)$"),
     _rx(r"^\s*(?P<x>.+?)\s+(?:aren'?t|are\s+not|isn'?t|is\s+not)\s+what\s+(?:i|we)(?:\s+am|'m|\s+are|'re)?\s+"
         r"(?:need|want|after|looking\s+for)\b.*$"),
+    # "Skip the weather-forecasting papers.", "I've already been through X, so skip those.", "No X, please."
+    _rx(r"^\s*(?:please\s+)?(?:skip|ignore|leave\s+out|exclude)\s+(?P<x>.+)$"),
+    _rx(r"^\s*(?:i'?ve|i\s+have|we'?ve|we\s+have)\s+already\s+(?:been\s+through|read|seen|covered|looked\s+at)\s+"
+        r"(?P<x>.+?)(?:,?\s+so\b.*)?$"),
+    _rx(r"^\s*no\s+(?P<x>.+?),?\s+please\W*$"),
 )
 
 

@@ -136,10 +136,14 @@ def _author_keys(name: str) -> set[tuple[tuple[str, ...], bool]]:
     return {(k, full) for k, full in keys if len(k) > 1 or (k and len(k[0]) > 1 and k[0] not in STOPWORDS)}
 
 
+# The venue's name, which questions use of every paper here: no paper's short name
+_VENUES = frozenset({"iclr"})
+
+
 class Catalog:
     """Metadata of the stored papers, indexed for parse(): authors, short names, title fragments."""
 
-    VERSION = "2"  # raise when build() changes what it indexes (cached catalogs are then rebuilt)
+    VERSION = "3"  # raise when build() changes what it indexes (cached catalogs are then rebuilt)
 
     def __init__(self) -> None:
         self.ids: list[str] = []
@@ -188,8 +192,8 @@ class Catalog:
             head = cat._title[pid].split(":", 1)[0].strip() if ":" in cat._title[pid] else ""
             toks = _tokens(head)
             low, raw = tuple(t.low for t in toks), tuple(t.raw for t in toks)
-            if not head or len(head.split()) > 3 or len("".join(low)) < 3:
-                continue
+            if not head or len(head.split()) > 3 or len("".join(low)) < 3 or low[0] in _VENUES:
+                continue  # ("ICLR: In-Context Learning of Representations": "at ICLR" is the venue)
             own = {stem(w) for w in _words(cat._title[pid])}
             distinctive = any(  # a digit, or a word that fewer than 3 other titles have
                 any(c.isdigit() for c in w) or (w not in STOPWORDS and df[stem(w)] - (stem(w) in own) < 3)

@@ -205,7 +205,8 @@ _FRAME_EXTRA = frozenset(
     technique ways way exist existing used best good latest others other kind kinds recent recently
     currently current purely mainly specifically actually really papers' models' get gets getting got make many much
     sometimes often usually typically always frequently generally commonly given afterwards afterward themselves itself still look looks looking
-    cause causes caused setting settings scenario scenarios say says said another whether like""".split()
+    cause causes caused setting settings scenario scenarios say says said another whether like
+    looked try tries tried trying things stuff""".split()
 )
 _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
     ("comparison", re.compile(r"\b(?:compare|compared|comparison|versus|vs\.?|differ|difference|better than)\b", re.I)),
@@ -316,7 +317,7 @@ ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 _CONTRAST_WORDS = (
     r"rather\s+than|as\s+opposed\s+to|instead\s+of|other\s+than|as\s+distinct\s+from|"
     r"(?<!from\s)outside\s+(?:of\s+)?(?!(?:the|a|an|its|their|this|these)\b)|"
-    r"not\s+(?:new|just|only|merely)|but\s+not"
+    r"not\s+(?:new|just|only|merely)|but\s+not|excluding|except(?:\s+for)?"
 )
 _CONTRAST = re.compile(rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS})\b.*$|,\s*not\b.*$", re.I | re.S)
 
@@ -359,8 +360,20 @@ _CONTRACTIONS = ((re.compile(r"\bcan['’]t\b", re.I), "cannot"), (re.compile(r"
                  (re.compile(r"['’]ve\b", re.I), " have"), (re.compile(r"['’]ll\b", re.I), " will"),
                  (re.compile(r"\b(i)['’]m\b", re.I), r"\1 am"), (re.compile(r"['’]d\b", re.I), " would"))
 # Idioms of time that frame the question ("detect after the fact that my data was used")
+# "work on zero-shot coordination or on adapting to new teammates": a second thing it also takes, in
+# the same preposition's words, is no constraint of the first (the first is read)
+_OR_AGAIN = re.compile(r",?\s+or\s+(?P<prep>on|in|for|about|with)\s+(?P<rest>[^,;:?.()]+)", re.I)
+
+
+def _or_again(m: re.Match[str], text: str) -> str:
+    """"for images or for graphs" is "for images or graphs"; a longer second thing ("or on adapting to
+    unfamiliar teammates") goes: the first is read, and the search still ranks by both."""
+    if not re.search(rf"\b{m.group('prep')}\s", text[: m.start()], re.I):
+        return m.group(0)
+    return f" or {m.group('rest')}" if len(m.group("rest").split()) <= 3 else " "
 _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "afterwards"),
-           (re.compile(r"\bin\s+the\s+first\s+place\b", re.I), ""))
+           (re.compile(r"\bin\s+the\s+first\s+place\b", re.I), ""),
+           (re.compile(r"\bon\s+the\s+fly\b", re.I), "online"))
 # An aside that names the topic in other words: "implicit neural representations (coordinate-based
 # networks / neural fields)", "(i.e. A or B)". Each option a phrase of two to four content words; not
 # examples, exclusions, an acronym, or kinds of it ("time series (forecasting or generation)").
@@ -387,6 +400,7 @@ def clean(text: str, asides: bool = False) -> str:
     if not asides:
         text = ASIDE.sub(" ", _SYNONYM_ASIDE.sub(_synonyms, text))
     text = _LIKE.sub("", _WITH_NO.sub("without", _RESTATING.sub(", i.e.", text)))
+    text = _OR_AGAIN.sub(lambda m: _or_again(m, text), text)
     cut = _CUT.sub(" ", text)
     return cut if words(cut) else text
 
@@ -530,6 +544,8 @@ _OR = {"or", "/"}
 _OTHER = frozenset({"other", "another", "similar", "related", "alternative", "such"})  # "Mamba or other SSMs"
 # Head nouns that say nothing beyond their modifier in an alternative ("time series or dynamic data").
 _GENERIC_HEADS = frozenset("data setting settings scenario scenarios problem problems task tasks".split())
+# ... nor do the heads of a technique ("contrastive objectives" is any contrastive learning)
+_GENERIC_HEADS |= frozenset("objective objectives loss losses method methods approach approaches technique techniques".split())
 _NUMBERS = dict(zip(
     "two three four five six seven eight nine ten twelve twenty thirty forty fifty hundred thousand".split(),
     "2 3 4 5 6 7 8 9 10 12 20 30 40 50 100 1000".split(),
@@ -805,7 +821,7 @@ def _first_wording(segments: list[tuple[FacetKind, str, list[str]]]) -> list[tup
 # Examples of what comes before them: "such as A, B or C", "e.g. A or B", or an aside that lists
 # them ("vector quantization (VQ-VAE codebooks, FSQ, residual VQ)"). Each a name or short phrase.
 _EXAMPLE_CUE = re.compile(
-    r"(?:,\s*)?\s*(?:\(\s*)?\b(?:such\s+as|e\.\s?g\.?|for\s+example|for\s+instance|including)\s*,?\s+"
+    r"(?:,\s*)?\s*(?:\(\s*)?\b(?:such\s+as|e\.\s?g\.?|for\s+example|for\s+instance|including|(?:things|topics|areas|stuff)\s+like)\s*,?\s+"
     r"(?P<list>[^()?;:]+?)(?=\s*(?:\)|\?|;|:|$|\.(?:\s|$)|,?\s+(?:rather|instead|not|but|to|by|using|with|via|"
     r"(?:and|or)\s+(?:how|why|what|which|where|when)|that|which)\b))",
     re.I,
