@@ -769,3 +769,23 @@ def test_an_excluded_kind_is_not_listed(full_rag) -> None:
     a = full_rag.ask("Which papers propose equivariant neural networks, excluding molecules, proteins and crystals?")
     assert a.items and not any("Molecul" in t for t in _titles(a) + [it.title for it in a.related + a.closest]), a.text
     assert any("Molecul" in t for t in _titles(full_rag.ask("Which papers propose equivariant neural networks?")))
+
+
+def test_a_paper_with_one_example_the_question_gives_is_what_it_asks(full_rag) -> None:
+    # "ML for environmental science, things like carbon flux, …" was refused: no abstract "contains what the
+    # question asks" when the whole question (every example, and what it sets aside) was the ask
+    a = full_rag.ask("Got anything on ML for environmental science, things like carbon flux, air pollution, "
+                     "climate-science QA or biodiversity monitoring? I've already been through the "
+                     "weather-forecasting papers, so skip those.")
+    shown = [it.title for it in a.items + a.closest]
+    assert not a.refused and any(t.startswith("CarbonSense") for t in shown), a.text
+    assert not any("Weather" in t for t in shown), a.text
+
+
+def test_a_second_thing_asked_for_is_no_constraint_of_the_first(full_rag) -> None:
+    # "Did anyone at ICLR 2025 work on zero-shot coordination or on adapting to unfamiliar teammates on the
+    # fly?" was refused: every zero-shot-coordination paper was "not: on adapting unfamiliar teammates on fly"
+    a = full_rag.ask("We're building agents that have to cooperate with partners they never trained with, whether "
+                     "other AIs or people. Did anyone at ICLR 2025 work on zero-shot coordination or on adapting to "
+                     "unfamiliar teammates on the fly?")
+    assert not a.refused and any("Zero-Shot Coordination" in t for t in _titles(a)), a.text

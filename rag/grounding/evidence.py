@@ -509,8 +509,13 @@ def assess(
     named_titles = [s.title for s in sources if s.number in focus.named]
     terms = ask_terms(question, named_titles)
     all_terms = ask_terms(question)
+    # what it asks without its examples and what it sets aside: a paper on air pollution covers "ML for
+    # environmental science, things like carbon flux, air pollution or biodiversity monitoring, not weather"
+    core_terms = ask_terms(clean(question))
     reading = read(question, query.search_text if query is not None and query.search_text else None)
     adm = admit(reading, sources, stats)
+    # ... and a paper that has one of the examples it gives of its topic, in words of two or more
+    examples = [u.alternatives[0] for u in (reading.topic.examples if reading.topic else []) if len(u.alternatives[0]) >= 2]
     strict = cfg.admission and strict_reading(question, reading)
 
     coverage = 0.0
@@ -520,7 +525,9 @@ def assess(
         paper_have = set(adm.papers[source.number].title_stems).union(*adm.papers[source.number].stems)
         # A named paper answers with its own words; others must contain the whole ask.
         paper_terms = terms if source.number in focus.named else all_terms
-        coverage = max(coverage, weighted_coverage(paper_terms, paper_have, stats))
+        coverage = max(coverage, weighted_coverage(paper_terms, paper_have, stats),
+                       0.0 if source.number in focus.named else weighted_coverage(core_terms, paper_have, stats),
+                       *(weighted_coverage(e, paper_have, stats) for e in examples))
         if source.number in focus.named:
             missing = sum(stats.idf(t) for t in paper_terms if t not in paper_have)
             if missing < named_missing:

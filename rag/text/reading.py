@@ -365,11 +365,10 @@ _CONTRACTIONS = ((re.compile(r"\bcan['’]t\b", re.I), "cannot"), (re.compile(r"
 _OR_AGAIN = re.compile(r",?\s+or\s+(?P<prep>on|in|for|about|with)\s+(?P<rest>[^,;:?.()]+)", re.I)
 
 
-def _or_again(m: re.Match[str], text: str) -> str:
+def _or_again(m: re.Match[str]) -> str:
     """"for images or for graphs" is "for images or graphs"; a longer second thing ("or on adapting to
-    unfamiliar teammates") goes: the first is read, and the search still ranks by both."""
-    if not re.search(rf"\b{m.group('prep')}\s", text[: m.start()], re.I):
-        return m.group(0)
+    unfamiliar teammates") goes: the first is read, and the search still ranks by both. (The first
+    preposition may be gone with the question's frame: "work on zero-shot coordination or on …".)"""
     return f" or {m.group('rest')}" if len(m.group("rest").split()) <= 3 else " "
 _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "afterwards"),
            (re.compile(r"\bin\s+the\s+first\s+place\b", re.I), ""),
@@ -400,7 +399,7 @@ def clean(text: str, asides: bool = False) -> str:
     if not asides:
         text = ASIDE.sub(" ", _SYNONYM_ASIDE.sub(_synonyms, text))
     text = _LIKE.sub("", _WITH_NO.sub("without", _RESTATING.sub(", i.e.", text)))
-    text = _OR_AGAIN.sub(lambda m: _or_again(m, text), text)
+    text = _OR_AGAIN.sub(_or_again, text)
     cut = _CUT.sub(" ", text)
     return cut if words(cut) else text
 
