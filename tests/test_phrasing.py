@@ -194,3 +194,13 @@ def test_wondering_whether_anyone_at_the_venue_did_something_asks_which_papers_d
 )
 def test_what_the_asker_has_read_or_skips_is_set_aside(asked: str, plain: str) -> None:
     assert restate(asked) == plain
+
+
+def test_a_request_about_the_paper_a_sentence_before_describes_keeps_that_sentence() -> None:
+    # "… AdamW won both rulesets. Why do the authors think simple Adam beat everything else?" was read as
+    # its last sentence alone: AlgoPerf, and the premise to check, were gone
+    asked = ("In the analysis of the first AlgoPerf competition, plain AdamW won both rulesets. "
+             "Why do the authors think simple Adam beat everything else?")
+    assert restate(asked) == asked
+    assert restate("I work on optimizers. Why does Adam beat SGD on transformers?") == \
+        "Why does Adam beat SGD on transformers?"

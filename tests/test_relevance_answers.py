@@ -789,3 +789,14 @@ def test_a_second_thing_asked_for_is_no_constraint_of_the_first(full_rag) -> Non
                      "other AIs or people. Did anyone at ICLR 2025 work on zero-shot coordination or on adapting to "
                      "unfamiliar teammates on the fly?")
     assert not a.refused and any("Zero-Shot Coordination" in t for t in _titles(a)), a.text
+
+
+def test_a_claim_about_a_described_paper_is_checked_against_that_paper(full_rag) -> None:
+    # the claim sentence was dropped and "Why do the authors think simple Adam beat everything else?" listed
+    # five Adam papers as the closest; the AlgoPerf analysis reports Shampoo and Schedule-Free AdamW winning
+    a = full_rag.ask("In the analysis of the first AlgoPerf training-algorithms competition, plain AdamW with a "
+                     "tuned cosine schedule won both the external-tuning and the self-tuning rulesets. Why do the "
+                     "authors think simple Adam beat everything else?")
+    assert a.refused and not a.items, a.text
+    assert [it.title for it in a.related][:1] == [
+        "Accelerating neural network training: An analysis of the AlgoPerf competition"], a.text

@@ -239,6 +239,10 @@ def _points_back(sentences: list[str]) -> str:
     return ""
 
 
+# A request about the paper a sentence before it describes ("the authors", "this paper")
+_REFERS_BACK = _rx(r"\b(?:the|these|those|its|their)\s+authors\b|\b(?:this|that|the\s+same)\s+(?:paper|work|study|analysis|article)\b")
+
+
 def _does_this(sentences: list[str]) -> str:
     """The request "Which papers do this?" asks of the sentence before it that says what the asker does."""
     for k, sentence in enumerate(sentences):
@@ -266,6 +270,10 @@ def restate(question: str) -> str:
         aside = " or ".join(x for x in map(_set_aside, sentences) if x)
         return f"{anaphoric.rstrip('?')}, not {aside}?" if aside else anaphoric
     if request is None:  # a description of a paper, in as many sentences as it takes
+        return question
+    if request is not sentences[0] and _REFERS_BACK.search(request):
+        # "In the analysis of the AlgoPerf competition, AdamW won. Why do the authors think it won?" asks of
+        # the paper the sentence before it describes, and what that sentence claims is the premise
         return question
     # a later question that asks nothing of its own ("How did they do it?") keeps its question word
     after = sentences[sentences.index(request) + 1:]
