@@ -276,6 +276,16 @@ def test_the_thread_is_read_back_from_text_alone() -> None:
     assert [p.paper_id for p in t.listed] == ["a", "b"]
 
 
+def test_the_searchs_first_papers_beside_a_list_are_not_listed() -> None:
+    # "these" are the list; the papers under "Also among the search's first matches" are shown, not listed
+    from rag.text.citations import CLOSEST_HEADING
+
+    text = (f"1 paper here meets this:\n- **A** [1]: x.\n\n{CLOSEST_HEADING}\n- **B** [2]: y.\n\n**References**\n\n"
+            "[1] A — https://x/forum?id=a\n[2] B — https://x/forum?id=b")
+    shown = shown_papers(text, [], lambda title, url: url.rsplit("=", 1)[1])
+    assert [(p.number, p.listed) for p in shown] == [(1, True), (2, False)]
+
+
 def test_the_second_one_after_an_answer_that_showed_no_paper_points_at_nothing() -> None:
     """After a refusal that listed nothing, "who wrote the second one?" is said to point at nothing,
     not asked again with the refused question as its context."""

@@ -27,7 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rag.settings import DECISIONS
-from rag.text.citations import MARKER, RELATED_HEADING, marker_numbers
+from rag.text.citations import CLOSEST_HEADING, MARKER, RELATED_HEADING, marker_numbers
 from rag.text.terms import STOPWORDS, stem, words
 
 FollowKind = Literal["metadata", "detail", "narrow", "compare", "similar", "show_all", "missing"]
@@ -142,7 +142,7 @@ def shown_papers(
 ) -> list[ShownPaper]:
     """The papers an assistant message showed, in number order: `cited` (number, paper id, title)
     from its citations, else its reference list with ids found by `lookup(title, url)`; numbers
-    first cited after a "Related ..." heading are related, not listed."""
+    first cited after a "Related ..." or "Also among the search's first ..." heading are not listed."""
     papers: dict[int, tuple[str, str]] = {n: (pid, title) for n, pid, title in cited}
     if not papers and lookup is not None:
         for n, title, url in reference_entries(content):
@@ -152,8 +152,9 @@ def shown_papers(
     if not papers:
         return []
     body = _body(content)
-    cut = body.find(RELATED_HEADING.rstrip(":"))
-    cut = len(body) if cut < 0 else cut
+    # the related papers, and the search's first shown beside the list, are not listed
+    cut = min((at for h in (RELATED_HEADING, CLOSEST_HEADING) for at in [body.find(h.rstrip(":"))] if at >= 0),
+              default=len(body))
     before = {n for m in MARKER.finditer(body[:cut]) for n in marker_numbers(m.group(0))}
     after = {n for m in MARKER.finditer(body[cut:]) for n in marker_numbers(m.group(0))}
     return [
