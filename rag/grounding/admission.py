@@ -640,7 +640,7 @@ def aside_options(aside: str) -> tuple[tuple[str, ...], ...]:
     for option in re.split(r"\s*,\s*(?:(?:or|and|nor)\s+)?|\s+(?:or|and|nor)\s+|\s*/\s*", rest):
         stems = tuple(dict.fromkeys(
             stem(w) for w in words(option)
-            if w not in STOPWORDS and w not in FRAMING and not set(_DIRECTION_WORDS) & {stem(w)}))
+            if w not in STOPWORDS and w not in FRAMING and stem(w) not in _DIRECTION_WORDS))
         if stems:
             out.append(stems)
     return tuple(out)

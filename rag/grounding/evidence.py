@@ -385,12 +385,13 @@ class EvidenceConfig:
     worded_below: int = 4  # ... when fewer than this many of the first `worded_rank` are admitted by words
     # The first candidates of the search that the reading admits nothing of are shown beside a list, as
     # the search's (0: never). The reading is a model of the question that can be wrong; two rankers
-    # agreeing on a paper rarely are: on 60 questions of three writers never read for a rule, 71 % of
-    # the first three candidates were on their writers' lists, and the reading dropped most of them.
+    # agreeing on a paper less often: of the first three candidates the reading did not admit, 0.71 were
+    # on the writer's list on a set never read for a rule (Q; 0.59 on twelve writers' sets), against 0.92
+    # of those it admitted (docs/relevance.md §5g).
     search_top: int = 3
     search_below: int = 5  # ... beside a list of fewer papers than this (a short list: the reading likelier too
-    # narrow than the topic this thin; of those 60 questions' first three, 18 of 26 beside a list of fewer
-    # than five were on the writers' lists, 4 of 8 beside longer ones)
+    # narrow than the topic this thin; on the 60 questions of Q, R and S, 18 of 26 such papers beside a list
+    # of fewer than five were on the writers' lists, 4 of 8 beside longer ones)
     search_words: int = 8  # ... of a question of this many content words or more: a short one is read whole
     # (of the search's first beside short questions of the three labelled sets, none was judged relevant:
     # "Which papers defend diffusion models against membership inference attacks?" lists no backdoor defence)

@@ -359,9 +359,8 @@ _CONTRACTIONS = ((re.compile(r"\bcan['’]t\b", re.I), "cannot"), (re.compile(r"
                  (re.compile(r"n['’]t\b", re.I), " not"), (re.compile(r"['’]re\b", re.I), " are"),
                  (re.compile(r"['’]ve\b", re.I), " have"), (re.compile(r"['’]ll\b", re.I), " will"),
                  (re.compile(r"\b(i)['’]m\b", re.I), r"\1 am"), (re.compile(r"['’]d\b", re.I), " would"))
-# Idioms of time that frame the question ("detect after the fact that my data was used")
-# "work on zero-shot coordination or on adapting to new teammates": a second thing it also takes, in
-# the same preposition's words, is no constraint of the first (the first is read)
+# "work on zero-shot coordination or on adapting to new teammates": a second thing it also takes, after
+# "or" and a preposition, is no constraint of the first
 _OR_AGAIN = re.compile(r",?\s+or\s+(?P<prep>on|in|for|about|with)\s+(?P<rest>[^,;:?.()]+)", re.I)
 
 
@@ -370,6 +369,9 @@ def _or_again(m: re.Match[str]) -> str:
     unfamiliar teammates") goes: the first is read, and the search still ranks by both. (The first
     preposition may be gone with the question's frame: "work on zero-shot coordination or on …".)"""
     return f" or {m.group('rest')}" if len(m.group("rest").split()) <= 3 else " "
+
+
+# Idioms of time that frame the question ("detect after the fact that my data was used")
 _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "afterwards"),
            (re.compile(r"\bin\s+the\s+first\s+place\b", re.I), ""),
            (re.compile(r"\bon\s+the\s+fly\b", re.I), "online"))
