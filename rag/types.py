@@ -158,6 +158,11 @@ class Answer(BaseModel):
         default_factory=list,
         description="Papers on the topic that miss a constraint of the question (each names what it misses).",
     )
+    searched: bool = Field(
+        False,
+        description="The list is the papers the search ranks closest to the question (no reading of it admitted "
+        "them), not papers that meet it.",
+    )
     closest: list[AnswerItem] = Field(
         default_factory=list,
         description="For a list question: papers the search ranks first in which the reading does not find the "

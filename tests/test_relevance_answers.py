@@ -729,6 +729,7 @@ def test_a_list_the_reading_cannot_admit_by_keeps_the_searchs_first(full_rag) ->
     first = [s.paper_id for s in full_rag.retrieve(q).sources[:3]]
     assert set(first) <= {it.paper_id for it in a.items}, a.text
     assert any(t.startswith("The Case for Cleaner Biosignals") for t in _titles(a)), a.text
+    assert a.searched and "closest to the question" in a.text.split("\n")[0]  # the UI's table says so too
 
 
 def test_a_name_asked_for_in_its_style_is_not_required(full_rag) -> None:

@@ -218,3 +218,14 @@ def test_the_chat_screen_is_built_with_every_control_the_browser_tests_drive(see
     ids = {c.get("props", {}).get("elem_id") for c in blocks.config["components"]}
     assert {"rag-status", "rag-chat", "rag-input", "rag-send", "rag-copy", "rag-clear", "rag-sources",
             "rag-decisions", "rag-topk", "rag-all"} <= ids
+
+
+def test_the_table_of_a_searched_list_is_not_headed_as_papers_that_meet_the_question() -> None:
+    # "The 4 papers here closest to the question:" was tabled as "Every paper that meets the question (4)"
+    from ui.render import table_label
+
+    searched = [{"answer": Answer(question="q", text="t", searched=True).model_dump()}]
+    met = [{"answer": Answer(question="q", text="t").model_dump()}]
+    assert table_label(searched, 4) == "The papers closest to the question (4)"
+    assert table_label(met, 4) == "Every paper that meets the question (4)"
+    assert table_label([], 0) == "Every paper that meets the question"

@@ -28,6 +28,7 @@ from .render import (
     listed_table,
     sources_html,
     table_html,
+    table_label,
 )
 
 if TYPE_CHECKING:
@@ -166,8 +167,7 @@ def build_ui(
         except RagError as exc:
             gr.Warning(describe(exc).user_message)
             rows = []
-        label = f"Every paper that meets the question ({len(rows)})" if rows else "Every paper that meets the question"
-        return table_html(rows), gr.Accordion(label=label)
+        return table_html(rows), gr.Accordion(label=table_label(turns or [], len(rows)))
 
     def open_link(request: gr.Request) -> tuple[Any, ...]:
         """A link's question and options onto the screen (`respond` then asks it), and a notice when

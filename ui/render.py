@@ -350,6 +350,14 @@ def listed_table(
     return table
 
 
+def table_label(turns: Sequence[dict[str, Any]], n: int) -> str:
+    """The table's heading: the papers that meet the question, or, when no reading of it admitted any,
+    the ones the search ranks closest to it (as the answer's own count line says)."""
+    answer = (turns[-1].get("answer") if turns else None) or {}
+    what = "The papers closest to the question" if answer.get("searched") else "Every paper that meets the question"
+    return f"{what} ({n})" if n else "Every paper that meets the question"
+
+
 def table_html(rows: Sequence[Sequence[Any]]) -> str:
     """The listed papers as an escaped HTML table (`listed_table` rows)."""
     if not rows:

@@ -270,6 +270,7 @@ class AnswerEngine(CustomQueryEngine):
             items=items,
             related=related,
             closest=closest,
+            searched=verdict.searched,
             reading=verdict.reading,
             matching_ids=verdict.matching_ids,
             mode="evidence",
