@@ -150,6 +150,13 @@ def test_more_requests_read_as_their_plain_questions(asked: str, described: str)
         ("I work on recommender systems and want to see what ICLR 2025 has on recommendation models. I'm not "
          "interested in general LLM personalization.",
          "Which papers study recommendation models, not general LLM personalization?"),
+        # what the asker has read or skips
+        ("Got anything on ML for environmental science? I've already been through the weather-forecasting papers, "
+         "so skip those.", "Got anything on ML for environmental science, not the weather-forecasting papers?"),
+        ("Which papers study image restoration? Skip medical imaging.",
+         "Which papers study image restoration, not medical imaging?"),
+        ("Which papers study image restoration? No diffusion priors, please.",
+         "Which papers study image restoration, not diffusion priors?"),
     ],
 )
 def test_what_is_set_aside_and_what_this_refers_to_are_kept(asked: str, plain: str) -> None:
@@ -178,21 +185,6 @@ def test_a_request_that_points_back_asks_of_the_sentence_before_it() -> None:
 )
 def test_wondering_whether_anyone_at_the_venue_did_something_asks_which_papers_did(asked: str, plain: str) -> None:
     # the asker's own work, the wondering and the venue were read as the topic ("m working … iclr looked")
-    assert restate(asked) == plain
-
-
-@pytest.mark.parametrize(
-    ("asked", "plain"),
-    [
-        ("Got anything on ML for environmental science? I've already been through the weather-forecasting papers, "
-         "so skip those.", "Got anything on ML for environmental science, not the weather-forecasting papers?"),
-        ("Which papers study image restoration? Skip medical imaging.",
-         "Which papers study image restoration, not medical imaging?"),
-        ("Which papers study image restoration? No diffusion priors, please.",
-         "Which papers study image restoration, not diffusion priors?"),
-    ],
-)
-def test_what_the_asker_has_read_or_skips_is_set_aside(asked: str, plain: str) -> None:
     assert restate(asked) == plain
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -646,14 +646,17 @@ def aside_options(aside: str) -> tuple[tuple[str, ...], ...]:
     return tuple(out)
 
 
-def sets_aside(reading: Reading, paper: PaperText) -> bool:
-    """Whether a paper is of a kind the question sets aside: its title names one, two of its words or its
-    one word, and a word of it the question does not ask for ("not Fourier neural operators for solving
+def set_aside(reading: Reading, papers: Mapping[int, PaperText]) -> set[int]:
+    """The papers of a kind the question sets aside: a title that names one, two of its words or its one
+    word, and a word of it the question does not ask for ("not Fourier neural operators for solving
     PDEs": "Neural Operators for PDEs"; "defences, not new backdoor attacks" sets aside no backdoor paper)."""
+    options = [(set(o), min(2, len(o))) for o in aside_options(reading.aside)]
+    if not options:
+        return set()
     asked = {stem(w) for f in reading.facets for w in words(f.text)}
-    title = set(paper.title_stems)
-    return any(len(title.intersection(o)) >= min(2, len(o)) and bool(title.intersection(set(o) - asked))
-               for o in aside_options(reading.aside))
+    options = [(o, need) for o, need in options if o - asked]
+    return {n for n, paper in papers.items()
+            if any(len(o & paper.title_stems) >= need and (o - asked) & paper.title_stems for o, need in options)}
 
 
 def titled_benchmark(paper: PaperText) -> bool:

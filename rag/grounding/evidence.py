@@ -33,7 +33,7 @@ from rag.grounding.admission import (
     contribution_kind,
     met,
     own_mentions,
-    sets_aside,
+    set_aside,
     share,
 )
 from rag.store.vectors import unit_rows
@@ -591,7 +591,7 @@ def assess(
     order = [s.number for s in sources]
     # a paper of a kind the question sets aside ("I'm not interested in Fourier neural operators for PDEs")
     # is neither listed, related nor shown beside the list, unless the question names it
-    aside = {n for n in order if reading.aside and n not in focus.named and sets_aside(reading, adm.papers[n])}
+    aside = set_aside(reading, {n: adm.papers[n] for n in order if n not in focus.named})
     kept = [n for n in order if n not in aside]
     # A why-question whose subject the papers state but none what it asks explained (vision
     # transformers, but no "registers"): that is what no abstract here states; the subject's papers
