@@ -152,7 +152,14 @@ def test_more_requests_read_as_their_plain_questions(asked: str, described: str)
          "Which papers study recommendation models, not general LLM personalization?"),
         # what the asker has read or skips
         ("Got anything on ML for environmental science? I've already been through the weather-forecasting papers, "
-         "so skip those.", "Got anything on ML for environmental science, not the weather-forecasting papers?"),
+         "so skip those.", "Which papers study ML for environmental science, not the weather-forecasting papers?"),
+        # what is out of scope, not what the asker is asking about, or already gone through
+        ("Which papers build rotation-equivariant networks? Molecules and crystals are out of scope for me.",
+         "Which papers build rotation-equivariant networks, not molecules and crystals?"),
+        ("What has been proposed to make LLM pretraining cheaper? Speeding up inference is not what I'm asking about.",
+         "What has been proposed to make LLM pretraining cheaper, not speeding up inference?"),
+        ("Which papers propose clustering algorithms? I've already gone through the multi-view clustering papers, "
+         "so leave those out.", "Which papers propose clustering algorithms, not the multi-view clustering papers?"),
         ("Which papers study image restoration? Skip medical imaging.",
          "Which papers study image restoration, not medical imaging?"),
         ("Which papers study image restoration? No diffusion priors, please.",
@@ -196,3 +203,35 @@ def test_a_request_about_the_paper_a_sentence_before_describes_keeps_that_senten
     assert restate(asked) == asked
     assert restate("I work on optimizers. Why does Adam beat SGD on transformers?") == \
         "Why does Adam beat SGD on transformers?"
+
+
+def test_anything_along_those_lines_asks_of_what_the_sentences_before_it_name() -> None:
+    # "Did ICLR 2025 have anything along those lines?" was read as "along lines" (a paper on lines of thought)
+    asked = ("I'm working with bird sounds: call detection, species classification and soundscape separation. "
+             "Did ICLR 2025 have anything along those lines? Speech is not what I'm after.")
+    assert restate(asked) == ("Which papers study bird sounds: call detection, species classification and soundscape "
+                              "separation, not speech?")
+    assert restate("Is there anything like that?") == "Is there anything like that?"  # nothing before it
+
+
+def test_a_sentence_asking_for_papers_is_the_request_not_the_question_that_opens_the_topic() -> None:
+    # "Do LLMs' accounts of themselves hold up?" was the request: "llms accounts of hold"
+    asked = ("Do LLMs' accounts of themselves hold up? I'm looking for papers that measure whether a model's "
+             "self-explanations match its behaviour.")
+    assert restate(asked) == "Which papers measure whether a model's self-explanations match its behaviour?"
+    # a sentence that only refines the question before it ("I want mitigation methods") does not replace it
+    asked = "Any good work on fixing shortcut learning in classifiers? I want mitigation methods, not analyses."
+    assert restate(asked).startswith("Any good work on fixing shortcut learning")
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        ("Got anything on LLM creativity or humor?", "Which papers study LLM creativity or humor?"),
+        ("Was there anything at ICLR 2025 on markets and pricing?", "Which papers study markets and pricing?"),
+        ("Is there anything about tactile sensing for robot hands?", "Which papers study tactile sensing for robot hands?"),
+    ],
+)
+def test_got_anything_on_x_asks_which_papers_study_x(asked: str, plain: str) -> None:
+    # "anything at iclr 2025 on markets …" was the topic, and "anything" and the venue its words
+    assert restate(asked) == plain

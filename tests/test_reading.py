@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.grounding.admission import acronyms, admit, expand_units
+from rag.grounding.admission import acronyms, admit, aside_options, expand_units
 from rag.text.query import strip_frame
 from rag.text.reading import read, without_aside
 from rag.text.roles import sentence_roles
@@ -1014,3 +1014,55 @@ def test_things_like_gives_examples_and_a_techniques_head_noun_says_nothing() ->
     r = read("Which papers rely on contrastive objectives or contrastive predictive coding to learn representations?")
     unit = next(u for f in r.facets for u in f.units if "contrastive" in u.text)
     assert ("contrast",) in unit.alternatives, unit
+
+
+def test_examples_given_right_after_a_constraint_meet_it() -> None:
+    r = read("Which papers decode visual concepts from neural recordings (fMRI, electrophysiology, EEG)?")
+    constraint = next(c for c in r.constraints if "recordings" in c.text)
+    assert [u.text for u in constraint.examples] == ["fmri", "electrophysiology", "eeg"]
+    # a list after the topic is the topic's, not a constraint's that comes before it
+    r = read("Which papers apply diffusion models to time series (forecasting, generation or anomaly detection)?")
+    assert all(c.examples == [] for c in r.constraints), r
+    fmri = ("Decoding Concepts from fMRI", [
+        "We propose a decoder that reads out visual concepts from fMRI responses of human participants.",
+        "The decoder recovers concepts across subjects."])
+    words_only = ("Decoding Concepts from Neural Recordings", [
+        "We propose a decoder that reads out visual concepts from neural recordings.",
+        "The decoder recovers concepts across subjects."])
+    one, two = _source(1, *fmri), _source(2, *words_only)
+    # a store of a hundred other papers: the examples are rare words, as in the corpus
+    stats = TermStats.from_texts([f"{s.title} {s.text}" for s in (one, two, *ALL)]
+                                 + [f"Paper {k} on optimization of networks." for k in range(100)])
+    adm = admit(read("Which papers decode visual concepts from neural recordings (fMRI, electrophysiology, EEG)?"),
+                [one, two], stats)
+    assert adm.judgements[1].admitted, adm.judgements[1]  # "fMRI" is a neural recording, as the question says
+    assert adm.judgements[2].admitted
+    plain = admit(read("Which papers decode visual concepts from neural recordings?"), [one, two], stats)
+    assert not plain.judgements[1].admitted and plain.judgements[2].admitted
+
+
+def test_methods_not_built_on_a_technique_go_without_it() -> None:
+    # "methods that are not built on diffusion priors" was read as "using diffusion priors"
+    for q in ("Which papers restore photos with methods that are not built on diffusion priors?",
+              "Which papers restore photos with methods not based on diffusion priors?"):
+        r = read(q)
+        assert [(c.text, c.required) for c in r.constraints] == [("without diffusion priors", False)], r.note()
+
+
+def test_a_colon_before_a_list_of_kinds_gives_examples() -> None:
+    # "models themselves: their pretraining data, the modality gap, memorization" was one run of words, all needed
+    r = read("Which papers study CLIP models themselves: their pretraining captions, the modality gap, memorization "
+             "and robustness?")
+    assert r.describe() == "clip models", r.note()
+    assert "modality gap" in [u.text for u in r.topic.examples]
+    # a heading before the question, and a clause after a colon, stay as they are
+    assert read("Brain decoding: which papers read out stimuli from fMRI?").topic is not None
+    r = read("Which papers study circuits: finding the subgraph of heads that implements a behaviour, or theory "
+             "on whether circuits are identifiable?")
+    assert r.topic is not None and r.topic.examples == []
+
+
+def test_what_a_contrast_of_approach_ends_by_setting_aside_is_set_aside() -> None:
+    assert aside_options("outside chemistry: which papers build equivariance into models for images and the like, "
+                         "not molecules, proteins and crystals") == (("molecul",), ("protein",), ("crystal",))
+    assert aside_options("rather than defenses against them") == ()

@@ -467,19 +467,24 @@ def and_sides(topic: Sequence[Unit], text: str) -> list[list[Unit]]:
 
 
 def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, list[Unit]]],
-          sides: Sequence[list[Unit]] = ()) -> Judgement:
+          sides: Sequence[list[Unit]] = (), given: Sequence[list[Unit]] = ()) -> Judgement:
+    """How the paper meets the topic (or one side of it) and each constraint. `given`: per constraint,
+    the rare examples the question gives of it; a paper that states one meets it."""
     every = paper.regions(None)
     own = paper.regions(OWN)
     j = Judgement(paper.source.number, max([share(topic, every)] + [share(s, every) for s in sides]),
                   max([share(topic, own)] + [share(s, own) for s in sides]), [],
                   max([centrality(paper, topic)] + [centrality(paper, s) for s in sides]))
-    for facet, units in constraints:
+    for k, (facet, units) in enumerate(constraints):
         if facet.kind == "direction":
             value = states_direction(paper, units)
         elif facet.kind == "role":
             value = states_role(paper, facet.text)
         else:  # a setting is often set up in the background; a technique is what the paper does
-            value = share(units, every if facet.kind == "setting" else paper.own_regions())
+            regions = every if facet.kind == "setting" else paper.own_regions()
+            value = share(units, regions)
+            if k < len(given) and any(met(u, regions) for u in given[k]):
+                value = 1.0
         j.constraints.append(value)
         if value < CONSTRAINT_OWN and facet.required:
             j.missing.append(facet.label)
@@ -549,8 +554,10 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     # rarest single word after its subject ("why do diffusion models memorize …": "memorize"; "why
     # does RLHF reduce output diversity": "diversity", not "RLHF").
     exact = reading.topic is not None and not _RANGE.search(reading.topic.text)  # not "4 bits or fewer"
-    needed = [u for u in topic if u.needed or (exact and QUANTITY_WORD.search(u.text.replace("-", " ")))] + \
-        [u for f, us in constraints if f.required for u in us if u.needed]
+    needed = [u for u in topic if u.needed or (exact and QUANTITY_WORD.search(u.text.replace("-", " ")))]
+    # a constraint's needed words, unless the paper meets it by an example the question gives of it
+    given = [_rare_examples(expand_units(f.examples, acr), stats) for f, _ in constraints]
+    needed_of = [[u for u in us if u.needed] if f.required else [] for f, us in constraints]
     either: list[Unit] = []  # a why-question about "A and B": the rarest word of either side
     if reading.asks == "reason":
         # a why-question words what it asks explained in its own words ("why DPO objectives
@@ -581,10 +588,12 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     for n, p in papers.items():
         own = defined[n]
         j = judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints],
-                                  sides)
+                                  sides, given)
+        by_example = [any(met(u, p.regions(None)) for u in ex) for ex in given]
         # stated as the paper's own, in any sentence: not "methods that do not employ look-ahead
         # search", "unlike existing watermarks" (`_theirs`)
-        lacking = [u.text for u in needed if not met(u, p.stated_regions())] if j.on_topic else []
+        must = needed + [u for us, ok in zip(needed_of, by_example) if not ok for u in us]
+        lacking = [u.text for u in must if not met(u, p.stated_regions())] if j.on_topic else []
         if j.on_topic and either and not any(met(u, p.stated_regions()) for u in either):
             lacking.append(either[0].text)
         if lacking:
@@ -623,6 +632,8 @@ _DIRECTION_WORDS = frozenset(a[0] for d in DIRECTIONS for a in family_alternativ
 _ASIDE_OPENS = re.compile(r"^\W*(?:but\s+)?(?:not|excluding|except(?:\s+for)?|other\s+than)\b", re.I)
 _ASIDE_KEEPS = re.compile(r"^\W*(?:but\s+)?not\s+(?:(?:papers|works?|ones|studies|methods)\s+(?:that|which)\s+)?"
                           r"(?:just|only|merely)\b", re.I)
+_ASIDE_LATER = re.compile(r"[,;]\s*((?:but\s+)?(?:not|excluding|except(?:\s+for)?|other\s+than)\b(?:(?![,;]\s*(?:but\s+)?not\b).)*)$",
+                          re.I | re.S)
 # where the kinds set aside end: examples or a question of what is wanted follow
 _ASIDE_ENDS = re.compile(r"\s*(?:[:;(]|,?\s*\b(?:e\.\s?g|such\s+as|for\s+example|for\s+instance|including|"
                          r"and\s+(?:what|how|which|why|where|when))\b).*$", re.I | re.S)
@@ -633,7 +644,14 @@ def aside_options(aside: str) -> tuple[tuple[str, ...], ...]:
     """The kinds of paper an aside sets aside, each as its content stems: "not Fourier neural operators
     for solving PDEs" one, "excluding molecules, proteins and crystals" three. Direction words go (a
     defence of jailbreaks names "attacks": directions are read as constraints)."""
-    if not _ASIDE_OPENS.match(aside) or _ASIDE_KEEPS.match(aside):
+    if not _ASIDE_OPENS.match(aside):
+        # a contrast of approach may end with what it sets aside: "outside chemistry: which papers …
+        # for images, PDE operators and the like, not molecules, proteins and crystals"
+        later = _ASIDE_LATER.search(aside)
+        if later is None:
+            return ()
+        aside = aside[later.start(1):]
+    if _ASIDE_KEEPS.match(aside):
         return ()
     rest = _ASIDE_ENDS.sub("", _ASIDE_OPENS.sub("", aside, count=1))
     out = []

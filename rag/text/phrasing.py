@@ -98,7 +98,9 @@ _LEADING_SETTING = _rx(
 _WHAT_WORK = re.compile(
     r"^\s*what\s+(?:(?P<kind>(?!papers?\b|works?\b|is\b|are\b)[\w-]+)\s+)?(?:work|research)\s+(?!is\b|are\b|exists?\b|on\b)", re.I)
 # "Papers on X" as a heading
-_HEADING = re.compile(r"^\s*(?:papers|works|research|studies)\s+(?:on|about|regarding|where|in\s+which|whose)\s+", re.I)
+_HEADING = re.compile(r"^\s*(?:(?:papers|works|research|studies)\s+(?:on|about|regarding|where|in\s+which|whose)"
+                      r"|(?:(?:have\s+you\s+|you\s+)?got|(?:is|was)\s+there|(?:are|were)\s+there)\s+anything\s+"
+                      r"(?:(?:at|from|in)\s+iclr(?:\s*2025)?\s+)?(?:on|about|regarding))\s+", re.I)
 
 
 def _sentences(text: str) -> list[str]:
@@ -194,10 +196,13 @@ _SETS_ASIDE = (
     _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are)\s+not\s+(?:interested\s+in|looking\s+for|after)\s+(?P<x>.+)$"),
     _rx(r"^\s*(?:i|we)\s+(?:don'?t|do\s+not)\s+(?:need|want|care\s+about)\s+(?P<x>.+)$"),
     _rx(r"^\s*(?P<x>.+?)\s+(?:aren'?t|are\s+not|isn'?t|is\s+not)\s+what\s+(?:i|we)(?:\s+am|'m|\s+are|'re)?\s+"
-        r"(?:need|want|after|looking\s+for)\b.*$"),
+        r"(?:need|want|after|looking\s+for|asking\s+(?:about|for)|interested\s+in)\b.*$"),
+    # "Molecules, proteins and crystals are out of scope for me.", "Medical imaging is not relevant here."
+    _rx(r"^\s*(?P<x>.+?)\s+(?:are|is)\s+(?:out\s+of\s+scope|off[-\s]topic|not\s+(?:relevant|needed|wanted|of\s+interest))"
+        r"(?:\s+(?:for|to)\s+(?:me|us|my\s+\w+|our\s+\w+))?(?:\s+here)?\W*$"),
     # "Skip the weather-forecasting papers.", "I've already been through X, so skip those.", "No X, please."
     _rx(r"^\s*(?:please\s+)?(?:skip|ignore|leave\s+out|exclude)\s+(?P<x>.+)$"),
-    _rx(r"^\s*(?:i'?ve|i\s+have|we'?ve|we\s+have)\s+already\s+(?:been\s+through|read|seen|covered|looked\s+at)\s+"
+    _rx(r"^\s*(?:i'?ve|i\s+have|we'?ve|we\s+have)\s+already\s+(?:been\s+through|gone\s+through|went\s+through|read|seen|covered|reviewed|looked\s+at)\s+"
         r"(?P<x>.+?)(?:,?\s+so\b.*)?$"),
     _rx(r"^\s*no\s+(?P<x>.+?),?\s+please\W*$"),
 )
@@ -228,8 +233,37 @@ _POINTS_BACK = _rx(
     r"(?:\s+(?:setting|problem|task|topic|scenario|case|question|area|direction|line\s+of\s+work)s?)?\s*\??\s*$")
 
 
+# "I'm working with face images: A, B and C. Did ICLR 2025 have anything along those lines?": the
+# request asks for papers on what the sentences before it name
+_ALONG_THOSE = _rx(
+    r"^.*\b(?:anything|any\s+(?:papers?|work|studies|research))\s+(?:(?:at|from|in)\s+iclr(?:\s*2025)?\s+)?"
+    r"(?:along\s+(?:those|these|the\s+same)\s+lines|like\s+(?:that|this|those|these|it)|of\s+(?:that|this|the\s+sort|the\s+kind)"
+    r"(?:\s+(?:sort|kind))?|on\s+(?:that|this|these|those)(?:\s+(?:front|topic|area|problem|setting))?)\s*\??\s*$")
+_FIRST_PERSON = _rx(r"^\s*(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:working|looking|interested)\s+(?:with|on|in|at)\s+"
+                    r"|(?:i|we)\s+(?:work|study|research)\s+(?:with|on)\s+)")
+
+
+_FOR_PAPERS = _rx(r"\b(?:papers|works?|studies|research)\s+(?:that|which|on|about|where|whose)\b")
+
+
+def _along_those(sentences: list[str]) -> str:
+    """"… Did ICLR 2025 have anything along those lines?" asks of what the sentences before it name."""
+    for k, sentence in enumerate(sentences):
+        if k == 0 or not _ALONG_THOSE.match(sentence):
+            continue
+        before = [b for b in sentences[:k] if _says_something(b) and not _set_aside(b)]
+        if not before or any(_asks(b) for b in before):
+            return ""
+        named = " ".join(_FIRST_PERSON.sub("", b.strip().rstrip(".!")) for b in before)
+        return f"Which papers study {_lower_first(named)}?"
+    return ""
+
+
 def _points_back(sentences: list[str]) -> str:
     """"Which papers handle that setting?" asks of the topic the sentence before it names."""
+    along = _along_those(sentences)
+    if along:
+        return along
     for k, sentence in enumerate(sentences):
         m = _POINTS_BACK.match(sentence)
         if m and k > 0 and m.group("v").lower() not in ("do", "does", "did", "have"):
@@ -263,7 +297,11 @@ def restate(question: str) -> str:
     if not sentences:
         return question
     saying = [s for s in sentences if _says_something(s)]
-    request = next((s for s in saying if _asks(s) and not _refines(s)), None)
+    # a sentence that asks for papers in so many words ("I'm looking for papers that measure …") is the
+    # request, not a question before it that introduces the topic ("Do LLMs' accounts of themselves hold up?")
+    request = next((s for s in saying if _OPENERS.match(s) and _FOR_PAPERS.search(s) and not _refines(s)), None) \
+        if not any(_requests(s) for s in saying[:1]) else None
+    request = request or next((s for s in saying if _asks(s) and not _refines(s)), None)
     back = _points_back(sentences)
     anaphoric = _does_this(sentences) or back
     if anaphoric and (request is None or back):

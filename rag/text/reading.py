@@ -351,6 +351,10 @@ RESTATES = frozenset({"i.e", "ie"})
 _OPTION = r"[\w-]+(?:\s+(?!(?:by|using|with|via|for|in|on|without|from|to|as|at|that|which|when|where)\b)[\w-]+)?"
 _LIKE = re.compile(rf"(?<!papers)(?<!works)(?<!ones)(?:,\s*)?\s+(?:like|such\s+as)\s+{_OPTION}(?:\s*,\s*{_OPTION})*\s*,?\s+(?:or|and)\s+{_OPTION}(?=\s*[,?.!]|\s+(?:by|using|with|via|for|in|on|without|from|to|as|at|that|which|when|where)\b)", re.I)
 _WITH_NO = re.compile(r"\bwith\s+(?:no|zero)\b", re.I)  # "with no accuracy loss": without it
+# "methods that are not built on diffusion priors", "that do not use labels": without them (the
+# technique is what the papers go without, never one they must use)
+_NOT_USING = re.compile(r"\b(?:(?:that|which)\s+(?:are|is|do|does)\s+)?(?:not|n't)\s+(?:built\s+on|based\s+on|"
+                        r"rel(?:y|ying)\s+on|us(?:e|ing)|requir(?:e|ing)|need(?:ing)?)\b", re.I)
 _RESTATING = re.compile(r",\s*(?:meaning|namely|that\s+is(?:\s+to\s+say)?|where)\b,?", re.I)
 
 
@@ -400,7 +404,7 @@ def clean(text: str, asides: bool = False) -> str:
         text = pattern.sub(full, text)
     if not asides:
         text = ASIDE.sub(" ", _SYNONYM_ASIDE.sub(_synonyms, text))
-    text = _LIKE.sub("", _WITH_NO.sub("without", _RESTATING.sub(", i.e.", text)))
+    text = _LIKE.sub("", _NOT_USING.sub("without", _WITH_NO.sub("without", _RESTATING.sub(", i.e.", text))))
     text = _OR_AGAIN.sub(_or_again, text)
     cut = _CUT.sub(" ", text)
     return cut if words(cut) else text
@@ -834,7 +838,7 @@ def _example_options(text: str) -> list[list[str]]:
     """The examples of a list ("MRI, CT, X-ray, or pathology/histology slides"), each a few content words
     (none when any is longer: then it is no list of names)."""
     parts = [p.strip() for p in re.split(r"\s*,\s*(?:(?:or|and)\s+)?|\s+(?:or|and)\s+|\s*/\s*", text) if p.strip()]
-    parts = [re.sub(r"^(?:from|in|on|with|using|via)\s+", "", p, flags=re.I) for p in parts]
+    parts = [re.sub(r"^(?:(?:from|in|on|with|using|via)\s+)?(?:(?:the|their|its|a|an)\s+)?", "", p, flags=re.I) for p in parts]
     options = [compounds(p) for p in parts]
     # each a few content words, one function word at most inside ("approximations of backprop")
     if len(options) < 2 or not all(1 <= len(o) <= 5 and _is_content(o[0]) and _is_content(o[-1])
@@ -869,6 +873,28 @@ def _topic_examples(question: str) -> list[Unit]:
         if out:
             return out
     return []
+
+
+def _constraint_examples(question: str) -> dict[str, list[Unit]]:
+    """The examples a question gives of a constraint, by the constraint's text: a list right after it
+    ("from neural recordings (fMRI, electrophysiology, EEG)", "without action labels, e.g. action-free
+    videos"). People give instances of what they constrain by, or ways of meeting it: a paper that
+    states one meets the constraint as the question words it."""
+    out: dict[str, list[Unit]] = {}
+    for m in [*_EXAMPLE_CUE.finditer(question), *_LISTING_ASIDE.finditer(question)]:
+        options = _example_options(m.group("list"))
+        if not options or (m.re is _LISTING_ASIDE and _NOT_SYNONYMS.search(m.group("list"))):
+            continue
+        before = read(question[: m.start()], examples=False)
+        last = before.facets[-1] if before.facets else None
+        # ... the list right after the constraint's own words, not after a topic read before it
+        said = re.findall(r"[\w-]+", question[: m.start()].lower())
+        if last is None or last.kind in ("topic", "direction", "role") or not said or said[-1] != last.text.split()[-1]:
+            continue
+        units = [u.model_copy(update={"together": True}) for o in options for u in [_either([o])] if u is not None]
+        if units:
+            out.setdefault(last.text, units)
+    return out
 
 
 # "without standard backpropagation": what a paper goes without, it names plainly
@@ -906,10 +932,25 @@ def _says_nothing(units: list[Unit]) -> bool:
     return all(u.weight < 1.0 or all(w in _SAY_NOTHING | {"or"} for w in u.text.split()) for u in units)
 
 
+# "CLIP-style models themselves: their pretraining data and captions, embedding geometry, memorization":
+# what follows a colon as a list is the kinds of the thing before it, its examples
+# (three kinds or more, the first in a few words; not a sentence that goes on, nor examples already cued)
+_COLON_LIST = re.compile(r":\s+(?!(?:which|what|who|how|why|where|when|is|are|do|does|did|has|have|can|i|we|things|"
+                         r"such|e\.g|for\s+example|including)\b)(?=(?:[\w'-]+\s+){0,5}[\w'-]+(?:\s*\([^()]*\))?\s*,"
+                         r"[^:?.;,]*,[^:?.;]*(?:,|\s(?:and|or)\s))", re.I)
+
+
+def _colon_list(text: str) -> str:
+    """The text with a colon that opens a list of kinds read as "such as" (see `_COLON_LIST`)."""
+    return _COLON_LIST.sub(", such as ", text, count=1)
+
+
 def read(question: str, search_text: str | None = None, examples: bool = True) -> Reading:
     """The reading of a question; `search_text` is the question without authors and decision words
     (rag.text.query), when the catalog was consulted. `examples`: also read the examples it gives of
     its topic."""
+    question = _colon_list(question)
+    search_text = _colon_list(search_text) if search_text is not None else None
     asks = _asks(question)
     words = _strip_frame(_tokens(clean(search_text if search_text is not None else question)))
     # a framing verb after a subject of its own is what the subject does ("why do RL agents explore so
@@ -1138,5 +1179,10 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             if b in said or (len(options) > 1 and all(len(o.split()) <= 2 for o in options)):
                 constraints.append(Facet(kind="role", text=f"{a} as {b}", label=f"{a} as {b}",
                                          units=[Unit(text=b, alternatives=[tuple(stem(w) for w in o.split()) for o in options])]))
+    if examples and constraints:
+        given = _constraint_examples(question)
+        constraints = [c.model_copy(update={"examples": next(
+            (units for text, units in given.items() if text == c.text or (len(text.split()) >= 2 and text in c.text)), [])})
+            if c.kind not in ("direction", "role") else c for c in constraints]
     aside = _CONTRAST.search(question)
     return Reading(asks=asks, topic=topic, constraints=constraints, aside=aside.group(0).strip(" ,?.!") if aside else "")
