@@ -235,3 +235,32 @@ def test_a_sentence_asking_for_papers_is_the_request_not_the_question_that_opens
 def test_got_anything_on_x_asks_which_papers_study_x(asked: str, plain: str) -> None:
     # "anything at iclr 2025 on markets …" was the topic, and "anything" and the venue its words
     assert restate(asked) == plain
+
+
+def test_work_on_this_with_examples_asks_what_the_asker_wants_to_do() -> None:
+    # "Is there ICLR 2025 work on this, e.g. …?" was read as the asker's job ("control engineer …")
+    asked = ("I'm a control engineer with measured trajectories from a robot arm and would like to learn a model "
+             "of its dynamics from that data. Is there ICLR 2025 work on this, e.g. Koopman-based models? "
+             "Neural operators for PDEs are not what I need.")
+    assert restate(asked) == ("Which papers study learn a model of its dynamics from that data, e.g. Koopman-based "
+                              "models, not neural operators for PDEs?")
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        # a request for papers as a heading, and a sentence that sets something aside
+        ("Papers built on extragradient or proximal-point methods. LLM alignment framed as a game doesn't count.",
+         "Papers built on extragradient or proximal-point methods, not LLM alignment framed as a game?"),
+        ("Which papers apply ML to cosmology? Weather models aren't what I mean.",
+         "Which papers apply ML to cosmology, not weather models?"),
+        # who the asker is, then the wondering
+        ("I'm an experimental physicist and wonder whether anything at ICLR 2025 applied ML to cosmology?",
+         "Which papers applied ML to cosmology?"),
+    ],
+)
+def test_more_ways_to_set_aside_and_to_wonder(asked: str, plain: str) -> None:
+    assert restate(asked) == plain
+    # a description of one paper in several sentences stays as it is
+    described = "A paper built on extragradient methods. It solves games fast."
+    assert restate(described) == described

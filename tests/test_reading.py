@@ -1066,3 +1066,14 @@ def test_what_a_contrast_of_approach_ends_by_setting_aside_is_set_aside() -> Non
     assert aside_options("outside chemistry: which papers build equivariance into models for images and the like, "
                          "not molecules, proteins and crystals") == (("molecul",), ("protein",), ("crystal",))
     assert aside_options("rather than defenses against them") == ()
+
+
+def test_worked_on_frames_and_a_how_question_asks_for_the_method() -> None:
+    # "Has anyone at ICLR 2025 worked on dexterous grasping?" was read as "worked — on dexterous grasping"
+    assert read("Which papers worked on dexterous grasping or manipulation?").describe() == \
+        "dexterous grasping or manipulation"
+    # "How does Bonsai condense a graph dataset …" asked for a benchmark ("dataset"), and was refused
+    assert read("How does Bonsai condense a graph dataset for node classification?").asks == "method"
+    # ", say A, B or C" gives examples
+    r = read("Which papers apply ML to physics, say cosmology, particle-detector design or quantum systems?")
+    assert [u.text for u in r.topic.examples] == ["cosmology", "particle-detector design", "quantum systems"]

@@ -102,6 +102,9 @@ def test_a_claim_is_what_is_shown_that_or_a_comparison_shown_of_something() -> N
     # a verb of comparison states a claim without "that" or an article
     assert asserted_claim("Which papers show spiking networks beating ANNs on ImageNet?") == (
         "spiking networks beating ANNs on ImageNet")
+    # what a work reported or revealed that (past tense) is a claim too: it was read as a finding to list
+    assert asserted_claim("Which ICLR 2025 work reported that a classifier found the first evidence of dark "
+                          "matter?") == "a classifier found the first evidence of dark matter"
 
 
 def test_a_how_question_about_a_paper_named_as_its_abstract_names_it_shows_that_paper_only(full_rag) -> None:

@@ -260,8 +260,8 @@ _QUANTITY = re.compile(
     r"^\W*(?:exactly\s+)?(?:how\s+(?:many|much)|what\s+(?:percentage|fraction|number|amount))\b", re.I
 )
 _CLAIM = re.compile(
-    r"\b(?:(?:shows?|showed|demonstrates?|demonstrated|finds?|found|claims?|establishes?|argues?|"
-    r"confirms?|reports?)\s+that|(?:proves|proved|disproves|disproved|solves|solved)(?:\s+that)?|"
+    r"\b(?:(?:shows?|showed|demonstrates?|demonstrated|finds?|found|claims?|claimed|establishes?|established|argues?|"
+    r"argued|confirms?|confirmed|reports?|reported|reveals?|revealed)\s+that|(?:proves|proved|disproves|disproved|solves|solved)(?:\s+that)?|"
     # ("Which papers solve inverse problems …" asks for a list: only a paper's "solves"/"solved" claims)
     # "shows a quantum network training exponentially faster than GPUs": a comparison or an absolute
     # stated of what is shown is a claim too, with or without "that"

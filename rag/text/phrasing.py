@@ -77,10 +77,10 @@ _RECALLED_KIND = _rx(
 # and wondered: "I'm working on X and wondering whether anyone at ICLR looked at Y", "I'm curious who is
 # using Y" (the venue is where every paper here is from, and the asker's own work is not the question)
 _AT_VENUE = r"(?:(?:at|from|in)\s+(?:this\s+year'?s\s+)?iclr(?:\s*'?(?:20)?25)?\s+)?"
-_ANYONE_SUBJECT = r"(?:anyone|anybody|any\s+(?:papers?|works?|studies|research))"
+_ANYONE_SUBJECT = r"(?:anyone|anybody|anything|any\s+(?:papers?|works?|studies|research))"
 _ANYONE = _rx(
     rf"^\s*(?:(?:has|have|did|does)\s+{_ANYONE_SUBJECT}\s+|"
-    r"(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:working\s+on\s+[^,.;]+?,?\s+and\s+)?|(?:i|we)\s+)?"
+    r"(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:(?:working\s+on|an?)\s+[^,.;]+?,?\s+and\s+(?:i\s+)?)?|(?:i|we)\s+)?"
     rf"(?:wondering|wonder|curious)\s+(?:whether|if|who|what)\s+(?:{_ANYONE_SUBJECT}\s+|people\s+|researchers\s+)?)"
     rf"{_AT_VENUE}(?:(?:has|have|is|are)\s+)?(?P<verb>(?!about\b)[a-z]+)\s+(?P<rest>.*)$",
 )
@@ -196,7 +196,9 @@ _SETS_ASIDE = (
     _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are)\s+not\s+(?:interested\s+in|looking\s+for|after)\s+(?P<x>.+)$"),
     _rx(r"^\s*(?:i|we)\s+(?:don'?t|do\s+not)\s+(?:need|want|care\s+about)\s+(?P<x>.+)$"),
     _rx(r"^\s*(?P<x>.+?)\s+(?:aren'?t|are\s+not|isn'?t|is\s+not)\s+what\s+(?:i|we)(?:\s+am|'m|\s+are|'re)?\s+"
-        r"(?:need|want|after|looking\s+for|asking\s+(?:about|for)|interested\s+in)\b.*$"),
+        r"(?:need|want|mean|after|looking\s+for|asking\s+(?:about|for)|interested\s+in)\b.*$"),
+    # "LLM alignment framed as a two-player game doesn't count."
+    _rx(r"^\s*(?P<x>.+?)\s+(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+count\b.*$"),
     # "Molecules, proteins and crystals are out of scope for me.", "Medical imaging is not relevant here."
     _rx(r"^\s*(?P<x>.+?)\s+(?:are|is)\s+(?:out\s+of\s+scope|off[-\s]topic|not\s+(?:relevant|needed|wanted|of\s+interest))"
         r"(?:\s+(?:for|to)\s+(?:me|us|my\s+\w+|our\s+\w+))?(?:\s+here)?\W*$"),
@@ -236,26 +238,36 @@ _POINTS_BACK = _rx(
 # "I'm working with face images: A, B and C. Did ICLR 2025 have anything along those lines?": the
 # request asks for papers on what the sentences before it name
 _ALONG_THOSE = _rx(
-    r"^.*\b(?:anything|any\s+(?:papers?|work|studies|research))\s+(?:(?:at|from|in)\s+iclr(?:\s*2025)?\s+)?"
+    r"^.*\b(?:anything|any\s+(?:papers?|work|studies|research)|(?:iclr(?:\s*2025)?\s+)?(?:papers?|work|studies|research))\s+"
+    r"(?:(?:at|from|in)\s+iclr(?:\s*2025)?\s+)?"
     r"(?:along\s+(?:those|these|the\s+same)\s+lines|like\s+(?:that|this|those|these|it)|of\s+(?:that|this|the\s+sort|the\s+kind)"
-    r"(?:\s+(?:sort|kind))?|on\s+(?:that|this|these|those)(?:\s+(?:front|topic|area|problem|setting))?)\s*\??\s*$")
+    r"(?:\s+(?:sort|kind))?|on\s+(?:that|this|these|those|it)(?:\s+(?:front|topic|area|problem|setting))?)"
+    # "… work on this, e.g. Koopman-based models or metriplectic networks?": the examples stay
+    r"(?P<tail>\s*,?\s*(?:e\.\s?g\.?|such\s+as|for\s+example|for\s+instance|like|say)\b[^?]*)?\s*\??\s*$")
 _FIRST_PERSON = _rx(r"^\s*(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:working|looking|interested)\s+(?:with|on|in|at)\s+"
                     r"|(?:i|we)\s+(?:work|study|research)\s+(?:with|on)\s+)")
 
 
+_WANTS_TO = _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are|i|we)\b.*?\b(?:would\s+like|'d\s+like|want|need|hope|plan)\s+to\s+"
+               r"(?P<v>[^.!?]+?)[.!]?\s*$")
+_PAPERS_HEADING = _rx(r"^\s*(?:papers|works?|research|studies)\s+(?:that|which|where|whose|on|about|built|using|based|with)\b")
 _FOR_PAPERS = _rx(r"\b(?:papers|works?|studies|research)\s+(?:that|which|on|about|where|whose)\b")
 
 
 def _along_those(sentences: list[str]) -> str:
     """"… Did ICLR 2025 have anything along those lines?" asks of what the sentences before it name."""
     for k, sentence in enumerate(sentences):
-        if k == 0 or not _ALONG_THOSE.match(sentence):
+        m = _ALONG_THOSE.match(sentence)
+        if k == 0 or not m:
             continue
         before = [b for b in sentences[:k] if _says_something(b) and not _set_aside(b)]
         if not before or any(_asks(b) for b in before):
             return ""
-        named = " ".join(_FIRST_PERSON.sub("", b.strip().rstrip(".!")) for b in before)
-        return f"Which papers study {_lower_first(named)}?"
+        # "I'm a control engineer with … and would like to learn a model of its dynamics": what the asker wants to do
+        wants = [m.group("v") for b in before for m in [_WANTS_TO.search(b)] if m]
+        named = " ".join(wants) if wants else " ".join(_FIRST_PERSON.sub("", b.strip().rstrip(".!")) for b in before)
+        tail = (m.group("tail") or "").strip().lstrip(",").strip()
+        return f"Which papers study {_lower_first(named)}{', ' + tail if tail else ''}?"
     return ""
 
 
@@ -307,7 +319,13 @@ def restate(question: str) -> str:
     if anaphoric and (request is None or back):
         aside = " or ".join(x for x in map(_set_aside, sentences) if x)
         return f"{anaphoric.rstrip('?')}, not {aside}?" if aside else anaphoric
-    if request is None:  # a description of a paper, in as many sentences as it takes
+    if request is None:  # a description of a paper, in as many sentences as it takes ...
+        asides = [_set_aside(s) for s in sentences]
+        if _PAPERS_HEADING.match(sentences[0]) and not asides[0] and any(asides):
+            # ... unless it opens by asking for papers and a sentence after it sets something aside ("Papers
+            # built on extragradient methods. LLM alignment framed as a game doesn't count.")
+            kept = " ".join(s.strip().rstrip(" .!?") for s, x in zip(sentences, asides) if not x)
+            return f"{kept}, not {' or '.join(x for x in asides if x)}?"
         return question
     if request is not sentences[0] and _REFERS_BACK.search(request):
         # "In the analysis of the AlgoPerf competition, AdamW won. Why do the authors think it won?" asks of

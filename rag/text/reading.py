@@ -200,7 +200,7 @@ _FRAME_EXTRA = frozenset(
     """which what how why who whom whose when where does do did is are was were can could would should
     will tell me us about give list show find any some there papers paper work works study studies
     research iclr 2025 propose proposes proposed introduce introduces recent new novel i we you please people
-    report reported
+    report reported worked working
     explain describe summarize summarise overview ones one approaches approach methods method techniques
     technique ways way exist existing used best good latest others other kind kinds recent recently
     currently current purely mainly specifically actually really papers' models' get gets getting got make many much
@@ -220,6 +220,7 @@ _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
     ("benchmark", re.compile(r"\b(?:benchmarks?|datasets?|evaluation suites?|leaderboard)\b", re.I)),
     ("method", re.compile(r"^\W*how\b(?!\s+(?:many|much|often|long|large|big|fast|old|far)\b)|\band\s+how\b|\bby what means\b|\bwhat (?:method|technique|approach|mechanism)s?\b|\bmethods?\b|\btechniques?\b|\bapproaches\b", re.I)),
 )
+_HOW_OF_A_SUBJECT = re.compile(r"^\W*how\s+(?:does|do|did|can|could|is|are|was|were)\b", re.I)
 _ASKS_RULES_BENCHMARK = re.compile(r"(?:benchmarks?|datasets?|suites?|leaderboards?)$", re.I)
 # Verbs of what papers do in general ("reduce", "fail", "avoid"): part of the topic, but weak evidence
 # of it; their units weigh a third.
@@ -665,6 +666,8 @@ def _asks(question: str) -> Asks:
     """What the question asks for, read before any contrast: "…, rather than only proposing a new
     editing method" asks for papers, not for methods."""
     stated = _CONTRAST.sub(" ", question)
+    if _HOW_OF_A_SUBJECT.match(stated):  # "How does Bonsai condense a graph dataset …": its method
+        return "method"
     for kind, rx in _ASKS_RULES:
         # what it gives as examples or options is no benchmark asked for ("…, either improving models
         # or building benchmarks", "e.g. new benchmarks")
@@ -826,7 +829,7 @@ def _first_wording(segments: list[tuple[FacetKind, str, list[str]]]) -> list[tup
 # Examples of what comes before them: "such as A, B or C", "e.g. A or B", or an aside that lists
 # them ("vector quantization (VQ-VAE codebooks, FSQ, residual VQ)"). Each a name or short phrase.
 _EXAMPLE_CUE = re.compile(
-    r"(?:,\s*)?\s*(?:\(\s*)?\b(?:such\s+as|e\.\s?g\.?|for\s+example|for\s+instance|including|(?:things|topics|areas|stuff)\s+like)\s*,?\s+"
+    r"(?:,\s*)?\s*(?:\(\s*)?\b(?:such\s+as|e\.\s?g\.?|for\s+example|for\s+instance|including|(?:things|topics|areas|stuff)\s+like|(?<=,\s)say)\s*,?\s+"
     r"(?P<list>[^()?;:]+?)(?=\s*(?:\)|\?|;|:|$|\.(?:\s|$)|,?\s+(?:rather|instead|not|but|to|by|using|with|via|"
     r"(?:and|or)\s+(?:how|why|what|which|where|when)|that|which)\b))",
     re.I,
