@@ -92,6 +92,18 @@ def test_a_false_premise_is_named_before_any_closest_paper(full_rag, question) -
     assert "No ICLR 2025 abstract here states" in a.text.split("\n")[0], a.text
 
 
+def test_a_claim_no_abstract_states_shows_the_papers_closest_to_it_after_it(full_rag) -> None:
+    # the premise was named and nothing more: the paper the asker likely remembers, which says the
+    # opposite ("enables grokking without regularization"), was not pointed to
+    a = full_rag.ask("Which ICLR 2025 paper proved that grokking can never happen without weight decay or some "
+                     "other explicit regularizer?")
+    assert a.refused and not a.items, a.text
+    first = a.text.split("\n")[0]
+    assert "No ICLR 2025 abstract here states" in first and first.endswith("The closest papers (none of them states it):")
+    assert [it.title for it in a.related] == ["Grokking at the Edge of Numerical Stability"], a.text
+    assert not a.related[0].missing and a.citations  # cited, and no "not: …" label
+
+
 def test_a_claim_is_what_is_shown_that_or_a_comparison_shown_of_something() -> None:
     from rag.grounding.evidence import asserted_claim
 

@@ -308,6 +308,17 @@ def presupposed(question: str) -> str | None:
     return asserted_claim(question) or (m.group("claim") if m else None)
 
 
+def _closest_to_claim(claim: str, top: Sequence[Source], adm: Admission, stats: TermStats,
+                      cfg: EvidenceConfig) -> list[int]:
+    """The papers that state most of a claim no abstract states (its words anywhere in the abstract, not
+    in one sentence): at most `claim_closest`, each holding `claim_closest_share` of it."""
+    terms = list(dict.fromkeys(content_stems(claim)))
+    share_of = {s.number: weighted_coverage(terms, set(adm.papers[s.number].title_stems).union(*adm.papers[s.number].stems),
+                                            stats) for s in top}
+    ranked = sorted((n for n, v in share_of.items() if v >= cfg.claim_closest_share), key=lambda n: -share_of[n])
+    return ranked[: cfg.claim_closest]
+
+
 def claim_coverage(claim: str, source: Source, stats: TermStats) -> float:
     """Best rarity-weighted share of a claim's content words that one abstract sentence (with the
     title) contains; a sentence lacking a name, number or absolute/negative word of the claim counts 0,
@@ -367,6 +378,8 @@ class EvidenceConfig:
     named_missing_share: float = 0.5  # ... and at least this share of it (a long "how" question keeps its answer)
     named_missing_all: float = 4.0  # ... or when it lacks everything asked of it, at least this much
     claim_coverage: float = 0.8  # "which paper shows that <claim>": share of the claim one paper has
+    claim_closest: int = 2  # ... when none has it, the papers shown as closest to it
+    claim_closest_share: float = 0.5  # ... each holding this share of its words (anywhere in its abstract)
     fit_weight: float = 0.3  # how fully a paper meets every facet, in its order
     single_share: float = 0.4  # "which paper ...?": least share of its words one shown paper holds
     embed_per_paper: int = 3  # sentences of a paper embedded to choose its quote (the best by words and role)
@@ -568,6 +581,10 @@ def assess(
         if best_claim < cfg.claim_coverage:
             out = _refuse(f"no abstract here states that {claim}", focus, coverage, claim_share=best_claim)
             out.premise = f"that {claim}" if f"that {claim}" in question else claim
+            # ... and the papers closest to the claim, after it: what the asker likely remembers, stated
+            # otherwise ("proves it is always tractable" of a paper that proves it hard)
+            out.related = _items(question, _closest_to_claim(claim, top, adm, stats, cfg), adm, embed, stats,
+                                 reading, units, all_terms, focus, cfg)
             return out
     # A "how"/"what do they find" question about a named paper is answered by its method or result
     # sentences even when it words them differently; a question for a fact it lacks is refused.

@@ -85,7 +85,9 @@ def refusal_text(verdict: Assessment) -> str:
     why = f" {_unsupported(verdict.premise)}" if verdict.premise else (
         f" {verdict.explain}" if verdict.explain else ""
     )
-    if verdict.related and verdict.premise:
+    if verdict.related and verdict.premise and not any(it.missing for it in verdict.related):
+        tail = " The closest papers (none of them states it):"
+    elif verdict.related and verdict.premise:
         tail = " The closest papers, each missing part of it:"
     elif verdict.related:
         tail = " What the paper is about:"
