@@ -264,3 +264,9 @@ def test_more_ways_to_set_aside_and_to_wonder(asked: str, plain: str) -> None:
     # a description of one paper in several sentences stays as it is
     described = "A paper built on extragradient methods. It solves games fast."
     assert restate(described) == described
+
+
+def test_a_contrast_as_a_heading_follows_the_question() -> None:
+    # "Defenses rather than attacks: which papers …" was read as a contrast of everything after it
+    assert restate("Defenses rather than attacks: which papers make RL agents hold up against adversaries?") == \
+        "Which papers make RL agents hold up against adversaries, defenses rather than attacks?"

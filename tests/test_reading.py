@@ -1077,3 +1077,12 @@ def test_worked_on_frames_and_a_how_question_asks_for_the_method() -> None:
     # ", say A, B or C" gives examples
     r = read("Which papers apply ML to physics, say cosmology, particle-detector design or quantum systems?")
     assert [u.text for u in r.topic.examples] == ["cosmology", "particle-detector design", "quantum systems"]
+
+
+def test_holding_up_against_an_adversary_is_a_defence_and_a_scheme_says_nothing() -> None:
+    # "make RL agents hold up when an adversary perturbs …" listed any defence: the agents were lost
+    r = read("Which papers make RL agents or bandit algorithms hold up when an adversary corrupts their rewards?")
+    assert r.note().startswith("rl agents or bandit algorithms — must defend or make it robust"), r.note()
+    # "weight initialization schemes": papers on initialization were "not: schemes"
+    r = read("neural network weight initialization schemes")
+    assert not any(u.needed for u in r.topic.units if u.text == "schemes"), r.topic.units

@@ -89,6 +89,10 @@ _WH = re.compile(r"^\s*(?:why|how|what|whether|which|who|when|where)\b", re.I)
 _LEADING_CONTRAST = _rx(
     r"^\s*(?P<contrast>(?:rather\s+than|instead\s+of|as\s+opposed\s+to|unlike|other\s+than)\b[^,;:]+)[,;:]\s*(?P<rest>.+)$",
 )
+# "Defenses rather than attacks: which papers make RL agents hold up …": a contrast as a heading
+_HEADING_CONTRAST = _rx(
+    r"^\s*(?P<head>[^:?;]{1,60}?\b(?:rather\s+than|instead\s+of|as\s+opposed\s+to|not)\b[^:?;]{1,60}?)\s*:\s*"
+    r"(?P<rest>(?:which|what|how|who)\b.+)$")
 # "Under differential privacy constraints, what methods …", "In GSM-Symbolic, how are …"
 _LEADING_SETTING = _rx(
     r"^\s*(?P<setting>(?:under|in|for|with|without|within|on|at|during|beyond)\s+[^,;:?]{2,80}?)\s*,\s*"
@@ -336,6 +340,10 @@ def restate(question: str) -> str:
     how = next((m.group(0).strip().lower() for s in after if not _says_something(s)
                 for m in [re.match(r"^\s*(?:how|why)\b", s, re.I)] if m), None)
     out = request.strip()
+    m = _HEADING_CONTRAST.match(out)
+    if m:  # the question, then the heading that says what kind it wants
+        rest = m.group("rest").rstrip(" ?.!")
+        out = f"{rest[0].upper()}{rest[1:]}, {_lower_first(m.group('head'))}?"
     contrast = ""
     m = _LEADING_CONTRAST.match(out)
     if m and _requests(m.group("rest")):

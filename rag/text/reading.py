@@ -379,7 +379,9 @@ def _or_again(m: re.Match[str]) -> str:
 # Idioms of time that frame the question ("detect after the fact that my data was used")
 _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "afterwards"),
            (re.compile(r"\bin\s+the\s+first\s+place\b", re.I), ""),
-           (re.compile(r"\bon\s+the\s+fly\b", re.I), "online"))
+           (re.compile(r"\bon\s+the\s+fly\b", re.I), "online"),
+           # "make RL agents hold up when an adversary perturbs …": robust
+           (re.compile(r"\b(?:hold|holds|holding|held)\s+up\b", re.I), "robust"))
 # An aside that names the topic in other words: "implicit neural representations (coordinate-based
 # networks / neural fields)", "(i.e. A or B)". Each option a phrase of two to four content words; not
 # examples, exclusions, an acronym, or kinds of it ("time series (forecasting or generation)").
@@ -794,7 +796,8 @@ def _needed(units: list[Unit], question: str, direction: str | None) -> list[Uni
 # The head of a bare topic ("protein structure prediction": prediction) is what it names, unless it is
 # a word every such topic ends with ("diffusion models", "graph neural networks")
 _HEAD_NOUNS_SAY_NOTHING = _GENERIC_HEADS | frozenset("""models model networks network methods method approaches
-    approach learning systems system algorithms algorithm frameworks framework""".split())
+    approach learning systems system algorithms algorithm frameworks framework schemes scheme strategies
+    strategy""".split())
 
 
 def _first_wording(segments: list[tuple[FacetKind, str, list[str]]]) -> list[tuple[FacetKind, str, list[str]]]:
@@ -1002,7 +1005,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
                 i += 1
             continue
         generic = all(x in _GENERIC_OBJECTS or not _is_content(x) for x in current)
-        if w in _WITHSTAND and nxt in ("to", "against") and has_content and i + 2 < len(words):
+        if w in _WITHSTAND and nxt in ("to", "against", "when", "under") and has_content and i + 2 < len(words):
             # "make GNNs robust to adversarial attacks": defend the topic against X; "make models
             # robust to adversarial examples": X is the topic
             direction = direction or "withstand"
