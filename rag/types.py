@@ -87,7 +87,8 @@ class AnswerItem(BaseModel):
 
     def markdown(self, bullet: bool = True) -> str:
         title = self.title.replace("**", "")
-        lacks = f" (not: {'; '.join(self.missing)})" if self.missing else ""
+        # what its abstract does not state, in the question's words: the paper may still do it in others
+        lacks = f" (not stated: {'; '.join(self.missing)})" if self.missing else ""
         return f"{'- ' if bullet else ''}**{title}** [{self.number}]{lacks}: {' '.join(self.sentences)}"
 
 

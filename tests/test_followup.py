@@ -263,8 +263,8 @@ def test_a_number_that_was_not_shown_is_said_plainly() -> None:
 
 def test_the_thread_is_read_back_from_text_alone() -> None:
     """A client that keeps only the messages (the OpenAI route): ids from the reference list's links."""
-    text = ("4 papers here meet this:\n- **A** [1]: x.\n- **B** [2]: y.\n\nRelated, but not meeting every part of "
-            "the question:\n- **C** [3] (not: z): w.\n\n**References**\n\n[1] A — https://x/forum?id=a\n"
+    text = ("4 papers here meet this:\n- **A** [1]: x.\n- **B** [2]: y.\n\nRelated, but their abstracts do not state every "
+            "part of the question:\n- **C** [3] (not stated: z): w.\n\n**References**\n\n[1] A — https://x/forum?id=a\n"
             "[2] B — https://x/forum?id=b\n[3] C (attributed) — https://x/forum?id=c")
     assert reference_entries(text) == [(1, "A", "https://x/forum?id=a"), (2, "B", "https://x/forum?id=b"),
                                        (3, "C", "https://x/forum?id=c")]

@@ -31,7 +31,7 @@ def test_a_defence_question_lists_no_attack_paper(full_rag) -> None:
     assert any("RobustKV" in t for t in _titles(a)), a.text  # a defence it must find
     assert "must defend or protect" in " ".join(a.intent.notes)  # the reading is shown
     for it in a.related:  # each related paper says what it misses
-        assert it.missing and f"[{it.number}] (not: {'; '.join(it.missing)}):" in a.text, a.text
+        assert it.missing and f"[{it.number}] (not stated: {'; '.join(it.missing)}):" in a.text, a.text
 
 
 def test_an_attack_question_lists_no_defence_paper(full_rag) -> None:

@@ -88,7 +88,7 @@ def refusal_text(verdict: Assessment) -> str:
     if verdict.related and verdict.premise and not any(it.missing for it in verdict.related):
         tail = " The closest papers (none of them states it):"
     elif verdict.related and verdict.premise:
-        tail = " The closest papers, each missing part of it:"
+        tail = " The closest papers, each not stating part of it:"
     elif verdict.related:
         tail = " What the paper is about:"
     else:

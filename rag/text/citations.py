@@ -9,7 +9,7 @@ from rag.prompts import REFUSAL
 
 # The heading before the papers an answer shows as related (on topic, missing a constraint); a
 # conversation reads the papers numbered after it back as related, not listed (rag.text.followup).
-RELATED_HEADING = "Related, but not meeting every part of the question:"
+RELATED_HEADING = "Related, but their abstracts do not state every part of the question:"
 CLOSEST_HEADING = "Also among the search's first matches (the reading above does not find all of the question in them):"
 
 # [1], [1, 2], [1][2], [Source 1], [1-2]
@@ -109,10 +109,10 @@ def tidy(raw: str) -> str:
 
 
 # "- **Title** [2]: sentence. sentence." — one paper of a list answer.
-# "- **Title** [n]: quote", or a related paper's "- **Title** [n] (not: at inference time): quote".
+# "- **Title** [n]: quote", or a related paper's "- **Title** [n] (not stated: at inference time): quote".
 ITEM = re.compile(
     r"^\s*(?:[-*•]|\d+[.)])?\s*\*\*(?P<title>.+?)\*\*\s*(?P<markers>(?:\[\s*\d+\s*\]\s*)+)"
-    r"(?:\(not: [^()]*\)\s*)?:\s*(?P<body>.*)$"
+    r"(?:\(not(?:\s+stated)?: [^()]*\)\s*)?:\s*(?P<body>.*)$"
 )
 
 
