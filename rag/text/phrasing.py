@@ -250,10 +250,9 @@ _ALONG_THOSE = _rx(
     r"(?P<tail>\s*,?\s*(?:e\.\s?g\.?|such\s+as|for\s+example|for\s+instance|like|say)\b[^?]*)?\s*\??\s*$")
 _FIRST_PERSON = _rx(r"^\s*(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:working|looking|interested)\s+(?:with|on|in|at)\s+"
                     r"|(?:i|we)\s+(?:work|study|research)\s+(?:with|on)\s+)")
-
-
 _WANTS_TO = _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are|i|we)\b.*?\b(?:would\s+like|'d\s+like|want|need|hope|plan)\s+to\s+"
                r"(?P<v>[^.!?]+?)[.!]?\s*$")
+# "Papers built on X.", "Work that does Y." opening a request
 _PAPERS_HEADING = _rx(r"^\s*(?:papers|works?|research|studies)\s+(?:that|which|where|whose|on|about|built|using|based|with)\b")
 _FOR_PAPERS = _rx(r"\b(?:papers|works?|studies|research)\s+(?:that|which|on|about|where|whose)\b")
 
@@ -268,7 +267,7 @@ def _along_those(sentences: list[str]) -> str:
         if not before or any(_asks(b) for b in before):
             return ""
         # "I'm a control engineer with … and would like to learn a model of its dynamics": what the asker wants to do
-        wants = [m.group("v") for b in before for m in [_WANTS_TO.search(b)] if m]
+        wants = [w.group("v") for b in before for w in [_WANTS_TO.search(b)] if w]
         named = " ".join(wants) if wants else " ".join(_FIRST_PERSON.sub("", b.strip().rstrip(".!")) for b in before)
         tail = (m.group("tail") or "").strip().lstrip(",").strip()
         return f"Which papers study {_lower_first(named)}{', ' + tail if tail else ''}?"
