@@ -1055,6 +1055,8 @@ def test_a_colon_before_a_list_of_kinds_gives_examples() -> None:
              "and robustness?")
     assert r.describe() == "clip models", r.note()
     assert "modality gap" in [u.text for u in r.topic.examples]
+    # a title's list after a colon names no kinds (topics_dev: it was refused)
+    assert read("Model Merging in LLMs, MLLMs, and Beyond: Methods, Theories, Applications and Opportunities").topic.examples == []
     # a heading before the question, and a clause after a colon, stay as they are
     assert read("Brain decoding: which papers read out stimuli from fMRI?").topic is not None
     r = read("Which papers study circuits: finding the subgraph of heads that implements a behaviour, or theory "

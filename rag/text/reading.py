@@ -947,7 +947,8 @@ _COLON_LIST = re.compile(r":\s+(?!(?:which|what|who|how|why|where|when|is|are|do
 
 
 def _colon_list(text: str) -> str:
-    """The text with a colon that opens a list of kinds read as "such as" (see `_COLON_LIST`)."""
+    """The text with a colon that opens a list of kinds read as "such as" (see `_COLON_LIST`), in a question
+    only: a title's "Model Merging in LLMs: Methods, Theories, Applications and Opportunities" names no kinds."""
     return _COLON_LIST.sub(", such as ", text, count=1)
 
 
@@ -955,8 +956,9 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
     """The reading of a question; `search_text` is the question without authors and decision words
     (rag.text.query), when the catalog was consulted. `examples`: also read the examples it gives of
     its topic."""
-    question = _colon_list(question)
-    search_text = _colon_list(search_text) if search_text is not None else None
+    if is_question(question):
+        question = _colon_list(question)
+        search_text = _colon_list(search_text) if search_text is not None else None
     asks = _asks(question)
     words = _strip_frame(_tokens(clean(search_text if search_text is not None else question)))
     # a framing verb after a subject of its own is what the subject does ("why do RL agents explore so
