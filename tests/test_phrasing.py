@@ -188,6 +188,9 @@ def test_a_request_that_points_back_asks_of_the_sentence_before_it() -> None:
          "Which papers are using sequential Monte Carlo as a central inference step?"),
         ("Did anyone at ICLR 2025 work on zero-shot coordination?", "Which papers work on zero-shot coordination?"),
         ("I wonder if anyone studied grokking in transformers?", "Which papers studied grokking in transformers?"),
+        # "for it" is what the asker works on (read as "flow matching" alone, any flow-matching paper listed)
+        ("I'm working on protein structure and wonder whether anyone at ICLR 2025 used flow matching for it?",
+         "Which papers used flow matching for protein structure?"),
     ],
 )
 def test_wondering_whether_anyone_at_the_venue_did_something_asks_which_papers_did(asked: str, plain: str) -> None:

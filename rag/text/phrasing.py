@@ -80,10 +80,11 @@ _AT_VENUE = r"(?:(?:at|from|in)\s+(?:this\s+year'?s\s+)?iclr(?:\s*'?(?:20)?25)?\
 _ANYONE_SUBJECT = r"(?:anyone|anybody|anything|any\s+(?:papers?|works?|studies|research))"
 _ANYONE = _rx(
     rf"^\s*(?:(?:has|have|did|does)\s+{_ANYONE_SUBJECT}\s+|"
-    r"(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:(?:working\s+on|an?)\s+[^,.;]+?,?\s+and\s+(?:i\s+)?)?|(?:i|we)\s+)?"
+    r"(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:(?:working\s+on\s+(?P<own>[^,.;]+?)|an?\s+[^,.;]+?),?\s+and\s+(?:i\s+)?)?|(?:i|we)\s+)?"
     rf"(?:wondering|wonder|curious)\s+(?:whether|if|who|what)\s+(?:{_ANYONE_SUBJECT}\s+|people\s+|researchers\s+)?)"
     rf"{_AT_VENUE}(?:(?:has|have|is|are)\s+)?(?P<verb>(?!about\b)[a-z]+)\s+(?P<rest>.*)$",
 )
+_IT = _rx(r"\b(for|on|to|in|with)\s+(?:it|this|that)\b")  # what the asker works on, pointed back at
 _WH = re.compile(r"^\s*(?:why|how|what|whether|which|who|when|where)\b", re.I)
 # "Rather than papers that use X, I want …": a contrast put first ends at its comma
 _LEADING_CONTRAST = _rx(
@@ -156,6 +157,8 @@ def _opened(sentence: str) -> str:
         rest = m.group("rest")
         if _WH.match(rest):  # "Has anyone explained why DPO misbehaves": why DPO misbehaves
             return rest[0].upper() + rest[1:]
+        if m.group("own"):  # "I'm working on protein structure and wonder whether anyone used flow matching for it"
+            rest = _IT.sub(lambda i: f"{i.group(1)} {m.group('own').strip()}", rest, count=1)
         verb = m.group("verb")
         return f"Which papers {'are ' if verb.endswith('ing') else ''}{verb} {rest}"
     m = _RECALLED.match(sentence)
