@@ -313,6 +313,8 @@ def _closest_to_claim(claim: str, top: Sequence[Source], adm: Admission, stats: 
     """The papers that state most of a claim no abstract states (its words anywhere in the abstract, not
     in one sentence): at most `claim_closest`, each holding `claim_closest_share` of it."""
     terms = list(dict.fromkeys(content_stems(claim)))
+    if len(terms) < 3:  # "P equals NP": a paper on NP-hardness holds half of it, and says nothing of it
+        return []
     share_of = {s.number: weighted_coverage(terms, set(adm.papers[s.number].title_stems).union(*adm.papers[s.number].stems),
                                             stats) for s in top}
     ranked = sorted((n for n, v in share_of.items() if v >= cfg.claim_closest_share), key=lambda n: -share_of[n])
