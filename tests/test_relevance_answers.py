@@ -816,3 +816,18 @@ def test_a_claim_about_a_described_paper_is_checked_against_that_paper(full_rag)
     assert a.refused and not a.items, a.text
     assert [it.title for it in a.related][:1] == [
         "Accelerating neural network training: An analysis of the AlgoPerf competition"], a.text
+
+
+def test_a_question_whose_constraint_no_abstract_states_as_worded_does_not_open_by_saying_nothing_was_found(full_rag) -> None:
+    # "I could not find ICLR 2025 papers …" opened answers whose closest papers were the right ones
+    # (readers: "wrongly says nothing answers the question, while listing exactly the right papers")
+    from rag.prompts import REFUSAL
+
+    a = full_rag.ask("I tune hyperparameters on small proxy models and want them to carry over when I scale up. "
+                     "Any ICLR 2025 work on muP-style parametrizations, hyperparameter transfer across width or depth?")
+    assert a.refused and not a.items and a.related, a.text
+    assert REFUSAL not in a.text, a.text
+    first = a.text.split("\n")[0]
+    assert first.startswith("No ICLR 2025 abstract here states"), a.text
+    assert first.endswith("The closest papers, each with what its abstract does not state:"), a.text
+    assert all(it.missing for it in a.related) and any("u-" in it.title for it in a.related), a.text
