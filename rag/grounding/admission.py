@@ -122,6 +122,10 @@ class PaperText:
     def title_stems(self) -> frozenset[str]:
         return self.title.stems
 
+    def all_stems(self) -> set[str]:
+        """The stems of its title and of every sentence: what the paper says anywhere."""
+        return set(self.title.stems).union(*self.stems)
+
     def own_regions(self) -> list[Region]:
         """The title and the own sentences without what is someone else's ("outperforms traditional
         RL methods": RL is what the paper compares with, not what it uses)."""

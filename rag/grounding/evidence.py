@@ -315,8 +315,7 @@ def _closest_to_claim(claim: str, top: Sequence[Source], adm: Admission, stats: 
     terms = list(dict.fromkeys(content_stems(claim)))
     if len(terms) < 3:  # "P equals NP": a paper on NP-hardness holds half of it, and says nothing of it
         return []
-    share_of = {s.number: weighted_coverage(terms, set(adm.papers[s.number].title_stems).union(*adm.papers[s.number].stems),
-                                            stats) for s in top}
+    share_of = {s.number: weighted_coverage(terms, adm.papers[s.number].all_stems(), stats) for s in top}
     ranked = sorted((n for n, v in share_of.items() if v >= cfg.claim_closest_share), key=lambda n: -share_of[n])
     return ranked[: cfg.claim_closest]
 
@@ -541,7 +540,7 @@ def assess(
     named_missing = float("inf")  # rarity-weighted words of the ask that the named paper lacks
     named_share = 0.0  # ... and their share of the ask
     for source in top:
-        paper_have = set(adm.papers[source.number].title_stems).union(*adm.papers[source.number].stems)
+        paper_have = adm.papers[source.number].all_stems()
         # A named paper answers with its own words; others must contain the whole ask.
         paper_terms = terms if source.number in focus.named else all_terms
         coverage = max(coverage, weighted_coverage(paper_terms, paper_have, stats),
@@ -685,7 +684,7 @@ def assess(
         wanted = [{stem(w) for w in words(d.split(": ", 1)[1])} for d in details]
 
         def gives(n: int) -> bool:
-            have = set(adm.papers[n].title_stems).union(*adm.papers[n].stems)
+            have = adm.papers[n].all_stems()
             return all(w <= have for w in wanted)
 
         matching = [n for n in matching if gives(n)]
