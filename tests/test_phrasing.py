@@ -273,3 +273,21 @@ def test_a_contrast_as_a_heading_follows_the_question() -> None:
     # "Defenses rather than attacks: which papers …" was read as a contrast of everything after it
     assert restate("Defenses rather than attacks: which papers make RL agents hold up against adversaries?") == \
         "Which papers make RL agents hold up against adversaries, defenses rather than attacks?"
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        # a description of what is wanted, then a sentence that sets something aside: the aside joined it
+        # as words to find ("Skip anything on LiDAR" listed LiDAR detectors)
+        ("Object detection papers that work on ordinary 2D images. Skip anything on LiDAR or 3D detection.",
+         "Object detection papers that work on ordinary 2D images, not anything on LiDAR or 3D detection."),
+        ("Rethinking normalization layers in transformers and LLMs. Graph neural network normalization is not what I'm after.",
+         "Rethinking normalization layers in transformers and LLMs, not graph neural network normalization."),
+        # a second exclusion after the first: its verb is no kind of paper
+        ("Explainability for vision models. Not LLM interpretability, and please skip Shapley-value papers.",
+         "Explainability for vision models, not LLM interpretability, and Shapley-value papers."),
+    ],
+)
+def test_a_description_then_a_sentence_that_sets_something_aside(asked: str, plain: str) -> None:
+    assert restate(asked) == plain

@@ -1088,3 +1088,13 @@ def test_holding_up_against_an_adversary_is_a_defence_and_a_scheme_says_nothing(
     # "weight initialization schemes": papers on initialization were "not: schemes"
     r = read("neural network weight initialization schemes")
     assert not any(u.needed for u in r.topic.units if u.text == "schemes"), r.topic.units
+
+
+def test_a_constraint_on_two_short_options_holds_both() -> None:
+    # "in transformers and LLMs" was read as "in transformers", with "LLMs" in the topic
+    assert read("Which papers rethink normalization layers in transformers and LLMs?").note() == \
+        "rethink normalization layers — in transformers or llms"
+    assert read("How does Transfusion train a single transformer on text and images?").note() == \
+        "how: transfusion train single transformer — on text or images"
+    # a clause after "and" is a part of its own
+    assert "scale" in read("Which methods work in vision and language, and scale well?").note()

@@ -217,12 +217,17 @@ _SETS_ASIDE = (
 )
 
 
+_ALSO_SKIP = _rx(r"\b(?:please\s+)?(?:skip|ignore|leave\s+out|exclude)\s+")
+
+
 def _set_aside(sentence: str) -> str:
     """What a sentence sets aside ("papers that only introduce a benchmark"), or ""."""
     for pattern in _SETS_ASIDE:
         m = pattern.match(sentence)
         if m:
             x = re.split(r",\s*but\b|;|,\s*though\b|\s+though\b", m.group("x"), maxsplit=1)[0]
+            x = re.sub(r"\s+", " ", _ALSO_SKIP.sub(" ", x))  # "Not LLM interpretability, and please skip Shapley-value papers."
+
             return _lower_first(x.strip(" .!?,")) if words(x) else ""
     return ""
 
@@ -327,11 +332,14 @@ def restate(question: str) -> str:
         return f"{anaphoric.rstrip('?')}, not {aside}?" if aside else anaphoric
     if request is None:  # a description of a paper, in as many sentences as it takes ...
         asides = [_set_aside(s) for s in sentences]
-        if _PAPERS_HEADING.match(sentences[0]) and not asides[0] and any(asides):
-            # ... unless it opens by asking for papers and a sentence after it sets something aside ("Papers
-            # built on extragradient methods. LLM alignment framed as a game doesn't count.")
-            kept = " ".join(s.strip().rstrip(" .!?") for s, x in zip(sentences, asides) if not x)
-            return f"{kept}, not {' or '.join(x for x in asides if x)}?"
+        if not asides[0] and any(asides):
+            # ... unless a sentence after the first sets something aside: the first then names what is wanted
+            # ("Papers built on extragradient methods. LLM alignment framed as a game doesn't count.",
+            # "Object detection on ordinary 2D images. Skip anything on LiDAR or 3D detection.")
+            kept = " ".join(s.strip().rstrip(" .!?") for s, x in zip(sentences, asides) if not x and _says_something(s))
+            # a heading that asks for papers is a question; a description stays one
+            end = "?" if _PAPERS_HEADING.match(sentences[0]) else "."
+            return f"{kept}, not {' or '.join(x for x in asides if x)}{end}"
         return question
     if request is not sentences[0] and _REFERS_BACK.search(request):
         # "In the analysis of the AlgoPerf competition, AdamW won. Why do the authors think it won?" asks of

@@ -24,6 +24,7 @@ papers define them ("reinforcement learning (RL)").
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -952,6 +953,18 @@ def _colon_list(text: str) -> str:
     return _COLON_LIST.sub(", such as ", text, count=1)
 
 
+def _short_conjunct(words: Sequence[str], start: int) -> bool:
+    """Whether the words from `start` are one or two content words that end the question or a clause
+    ("… on molecules and proteins", "in transformers and LLMs, …"): a second option of the constraint
+    before them, not a new part of the question ("… and scale well")."""
+    end = start
+    while end < len(words) and words[end] not in (",", ";") and words[end] not in _SETTING | _TECHNIQUE | _BOUNDARY \
+            and words[end] not in _CLAUSE_WORDS:
+        end += 1
+    return 1 <= end - start <= 2 and all(_is_content(w) and w not in SOFT for w in words[start:end]) \
+        and (end == len(words) or words[end] in (",", ";"))
+
+
 def read(question: str, search_text: str | None = None, examples: bool = True) -> Reading:
     """The reading of a question; `search_text` is the question without authors and decision words
     (rag.text.query), when the catalog was consulted. `examples`: also read the examples it gives of
@@ -1069,6 +1082,10 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             kind, marker = "setting", w
             if w == "without":
                 current = ["without"]
+            i += 1
+            continue
+        if w == "and" and kind != "topic" and current and _short_conjunct(words, i + 1):
+            current.append("or")  # "train GNNs on molecules and proteins": on either, not "proteins" as the topic
             i += 1
             continue
         if w in _BOUNDARY and kind != "topic" and current:
