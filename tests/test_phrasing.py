@@ -291,3 +291,29 @@ def test_a_contrast_as_a_heading_follows_the_question() -> None:
 )
 def test_a_description_then_a_sentence_that_sets_something_aside(asked: str, plain: str) -> None:
     assert restate(asked) == plain
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        # "Anyone using X?" was read with "anyone" as the topic; "Who's doing X?" too
+        ("Anyone using successor features in RL?", "Which papers are using successor features in RL?"),
+        ("Who's backpropagating through discrete operations?", "Which papers are backpropagating through discrete operations?"),
+        # a sentence of examples after the request gives examples of it (it was dropped)
+        ("Who's backpropagating through discrete operations? Think Gumbel-softmax or straight-through estimators.",
+         "Which papers are backpropagating through discrete operations, e.g. Gumbel-softmax or straight-through estimators?"),
+        # "I want to know how people get LLMs to …": how LLMs …, not "to know how people get …"
+        ("I want to know how people get LLMs to keep absorbing new knowledge. What's at ICLR 2025 on that?",
+         "How do LLMs keep absorbing new knowledge?"),
+        # a heading that names what the question reverses
+        ("Kind of the reverse of the over-refusal papers: how do people get models to abstain?",
+         "How do models abstain, not the over-refusal papers?"),
+        # "A and B all count, but C does not": C set aside, the inclusive clause no words to find
+        ("federated learning on graph data; methods and attacks all count, but plain FedAvg on images does not",
+         "federated learning on graph data, not plain FedAvg on images"),
+        ("Safety of multimodal models. Text-only chatbot safety is out.",
+         "Safety of multimodal models, not text-only chatbot safety."),
+    ],
+)
+def test_more_forms_of_request_example_and_aside(asked: str, plain: str) -> None:
+    assert restate(asked) == plain

@@ -484,3 +484,12 @@ def test_the_venue_is_no_papers_short_name() -> None:
     assert parse("Did anyone at ICLR look at grokking?", cat).named_ids == []
     assert parse("Anything at ICLR on grokking in transformers?", cat).named_ids == []
     assert parse("ICLR: In-Context Learning of Representations", cat).named_ids == ["iclr"]
+
+
+def test_according_to_a_paper_asks_one_paper() -> None:
+    from rag.text.query import answer_shape
+
+    # "According to 'Title', why …, and how do the authors fix it?" listed two more papers beside the named one
+    assert answer_shape("According to 'Why Does the Effective Context Length of LLMs Fall Short?', why do LLMs "
+                        "use half their context, and how do the authors fix it?") == "single"
+    assert answer_shape("Which papers explain why LLMs use half their context?") == "list"

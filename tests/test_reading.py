@@ -1098,3 +1098,25 @@ def test_a_constraint_on_two_short_options_holds_both() -> None:
         "how: transfusion train single transformer — on text or images"
     # a clause after "and" is a part of its own
     assert "scale" in read("Which methods work in vision and language, and scale well?").note()
+
+
+def test_examples_given_by_say_a_long_list_and_a_prose_colon() -> None:
+    # ", say for A, B or C" gives examples: it was a required purpose no paper states in full
+    r = read("Which papers use successor features in RL, say for zero-shot transfer, skill discovery or imitation?")
+    assert r.note() == "successor features — in rl", r.note()
+    # one longer phrase in a long list of examples does not make the list no list
+    r = read("Which papers backpropagate through discrete operations, e.g. Gumbel-softmax, straight-through, "
+             "score functions, or smooth relaxations of things like permutations?")
+    assert [u.text for u in r.constraints[0].examples] == ["gumbel-softmax", "straight-through", "score functions"]
+    # a colon before a list in lower case gives examples, in a description too (a title's list is capitalized)
+    assert read("Safety work for multimodal models: jailbreaks, safety benchmarks, guardrails or refusals.").note() == \
+        "safety — for multimodal models"
+    assert "theories" in read("Model Merging in LLMs: Methods, Theories, Applications and Opportunities").note()
+
+
+def test_single_word_options_after_a_shared_phrase() -> None:
+    # "the model takes images, video or audio as input" needed "model take image", or "video", or "audio input"
+    r = read("Which papers study the safety of multimodal models when the model takes images, video or audio as input?")
+    options = next(u for f in r.constraints for u in f.units if "video" in u.text)
+    assert ("video",) in options.alternatives and ("audio",) in options.alternatives
+    assert all(len(a) == 1 for a in options.alternatives), options.alternatives

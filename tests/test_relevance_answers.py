@@ -831,3 +831,20 @@ def test_a_question_whose_constraint_no_abstract_states_as_worded_does_not_open_
     assert first.startswith("No ICLR 2025 abstract here states"), a.text
     assert first.endswith("The closest papers, each with what its abstract does not state:"), a.text
     assert all(it.missing for it in a.related) and any("u-" in it.title for it in a.related), a.text
+
+
+def test_a_setting_every_paper_words_otherwise_lists_the_papers_that_meet_the_rest(full_rag) -> None:
+    # refused as "No ICLR 2025 abstract here answers …", with the right papers as the closest: every paper
+    # on plasticity loss says "continual learning" or "non-stationary", none "non-stationary data streams"
+    a = full_rag.ask("Why do neural networks lose plasticity when trained on non-stationary data streams, and what "
+                     "remedies do papers propose (for example neuron resets, spectral regularization, special "
+                     "activation functions, or growing the network)?")
+    assert not a.refused and len(a.items) >= 2, a.text
+    first = a.text.split("\n")[0]
+    assert first.startswith("No abstract here states “") and first.endswith("meet the rest of the question:"), a.text
+    assert any("Plasticity" in t or "Plastic" in t for t in _titles(a)), a.text
+    assert_citations_valid(a)
+    # a technique no paper states is no such setting: that premise is still named first
+    b = full_rag.ask("Which ICLR 2025 papers use EEG brain-computer interfaces to control robot arms, and how "
+                     "accurate is the control?")
+    assert b.refused and not b.items, b.text

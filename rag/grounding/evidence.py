@@ -406,7 +406,12 @@ class EvidenceConfig:
     # on the writer's list on a set never read for a rule (Q; 0.59 on twelve writers' sets), against 0.92
     # of those it admitted (docs/relevance.md §5g).
     search_top: int = 3
-    search_below: int = 5  # ... beside a list of fewer papers than this (a short list: the reading likelier too
+    # A list question none of whose candidates states one of its settings as worded, while this many on its
+    # topic meet everything else, lists those (saying what none states; 0: refuses as before). On 18
+    # writers' sets, 9 questions were refused so, with 15 of 22 such papers on the writers' lists; no
+    # false premise was (they miss a technique or a needed word: docs/relevance.md §5i).
+    unworded_least: int = 2
+    search_below: int = 5  # ... beside a list of fewer papers than this, or of a setting worded otherwise (a short list: the reading likelier too
     # narrow than the topic this thin; on the 60 questions of Q, R and S, 18 of 26 such papers beside a list
     # of fewer than five were on the writers' lists, 4 of 8 beside longer ones)
     search_words: int = 8  # ... of a question of this many content words or more: a short one is read whole
@@ -448,6 +453,7 @@ class Assessment:
     related: list[Item] = field(default_factory=list)  # on topic, missing a constraint (Item.missing)
     premise: str = ""  # what no abstract states, when that is why nothing is listed
     loose: str = ""  # the topic no paper states in the question's words, when the rest lists papers
+    unworded: str = ""  # the setting no candidate states as worded, when the papers listed meet the rest
     searched: bool = False  # listed as a search ranks, not by the reading (it says too little, or no paper meets it)
     closest: list[Item] = field(default_factory=list)  # first by the search, not found by the reading (a list question)
     explain: str = ""  # a sentence for people on why the question was refused (empty: the refusal says it)
@@ -654,6 +660,7 @@ def assess(
         if best >= cfg.single_share:
             strict = False
     loose: list[int] = []
+    unworded = ""
     if strict:
         adm.hold_deep(order, cfg.deep_rank, keep=focus.named)
         matching = [n for n in kept if n in focus.named or adm.judgements[n].admitted]
@@ -677,6 +684,10 @@ def assess(
         if loose:
             matching = loose + [n for n in matching if n not in loose]
             related = [n for n in related if n not in matching]
+        elif list_question and not matching:
+            unworded, rest = _setting_unworded(adm, related, cfg.unworded_least)
+            if rest:
+                matching, related = rest, [n for n in related if n not in rest]
     else:  # a description or an empty reading: the first candidates, as retrieved
         matching, related = kept[: max_items or len(kept)], []
     details = asked_details(question)
@@ -736,7 +747,7 @@ def assess(
     for it in rel_items:
         it.missing = list(adm.judgements[it.number].missing)
     close = _search_first(order, cfg.search_top, set(matching) | {it.number for it in rel_items} | aside) \
-        if strict and list_question and len(items) < cfg.search_below \
+        if strict and list_question and (len(items) < cfg.search_below or unworded) \
         and len(set(content_stems(question))) >= cfg.search_words else []
     closest = _items(question, close, adm, embed, stats, reading, units, all_terms, focus, cfg)
     scores = {"ask_coverage": coverage, "matching": float(len(matching)), "related": float(len(related))}
@@ -754,6 +765,7 @@ def assess(
         True, "answered from the abstracts", focus, items[:limit], coverage,
         reading=reading, matching=matching, related=rel_items, scores=scores, closest=closest,
         loose=reading.topic.label if loose and reading.topic else "",
+        unworded=unworded,
         searched=cfg.admission and not strict and bool(reading.facets),
     )
 
@@ -793,6 +805,32 @@ def admit_worded_otherwise(adm: Admission, order: Sequence[int], question: str, 
 
 
 PARAPHRASED_WORDS = 3  # a topic of this many words or more is likely the asker's words, not the papers'
+
+
+def _setting_unworded(adm: Admission, related: Sequence[int], least: int) -> tuple[str, list[int]]:
+    """A setting that no candidate states as the question words it, when at least `least` papers on the
+    topic meet everything else: that setting and those papers ("estimate the probability of rare
+    failures when sampling almost never hits them": "… even when that probability is too small to
+    estimate by random sampling"). A setting is often worded otherwise than the asker words it; a
+    technique, a direction or a word the topic needs is stated in the paper's words or not at all (a false
+    premise: "EEG brain-computer interfaces that control robot arms"). Nothing when a candidate states it."""
+    # (not one that names a kind of model: "in text-only LLMs" sets vision-language models aside)
+    settings = {f.label for f, units in adm.constraints
+                if f.kind == "setting" and f.required and not any(u.needed for u in units)}
+    if not settings or least <= 0:
+        return "", []
+    by_label: dict[str, list[int]] = {}
+    for n in related:
+        missing = adm.judgements[n].missing
+        if len(missing) == 1 and missing[0] in settings:
+            by_label.setdefault(missing[0], []).append(n)
+    if not by_label:
+        return "", []
+    label, papers = max(by_label.items(), key=lambda kv: len(kv[1]))
+    stated = any(label not in j.missing and j.on_topic for j in adm.judgements.values())
+    if len(papers) < least or stated:
+        return "", []
+    return label, papers
 
 
 def _paraphrased(adm: Admission, reading: Reading, shown: Sequence[int]) -> list[int]:

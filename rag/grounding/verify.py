@@ -71,6 +71,9 @@ def count_line(verdict: Assessment, shown: int) -> str:
         rest = ", ".join(c.label for c in verdict.reading.constraints)
         first = f"the {shown} closest to the question" if n > shown else "closest to the question first"
         return f"{n} paper{'s' if n != 1 else ''} here {rest} (read loosely: “{verdict.loose}”), {first}:"
+    if verdict.unworded:  # a setting worded otherwise by every paper that meets the rest
+        are = f"{n} papers here meet" if n != 1 else "1 paper here meets"
+        return f"No abstract here states “{verdict.unworded}” as worded; {are} the rest of the question:"
     if verdict.searched:  # no reading admitted them: they are what comes closest, not what meets it
         k = min(n, shown)
         return f"The {k} papers here closest to the question:" if k > 1 else "The paper here closest to the question:"

@@ -57,6 +57,7 @@ _OPENERS = re.compile(
     r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+trying\s+to\s+(?:find|understand|learn\s+about)\s+"
     r"|is\s+there\s+(?:any\s+)?(?=(?:work|research|literature)\b)"
     r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:after|interested\s+in)\s+"
+    r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like)\s+to\s+(?:know|understand|learn|see)\s+(?=(?:how|why|what|whether|which)\b)"
     r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like|am\s+looking\s+for)\s+(?:to\s+(?:find|see|read(?:\s+about)?|know\s+(?:about|of))\s+)?"
     r"|do\s+you\s+know\s+(?:of\s+)?(?:any\s+)?"
     r"|are\s+there\s+(?:any\s+)?(?=[\w-]+s\s+(?:that|which)\b)"
@@ -80,6 +81,8 @@ _AT_VENUE = r"(?:(?:at|from|in)\s+(?:this\s+year'?s\s+)?iclr(?:\s*'?(?:20)?25)?\
 _ANYONE_SUBJECT = r"(?:anyone|anybody|anything|any\s+(?:papers?|works?|studies|research))"
 _ANYONE = _rx(
     rf"^\s*(?:(?:has|have|did|does)\s+{_ANYONE_SUBJECT}\s+|"
+    # "Anyone using successor features …?", "Who's backpropagating through discrete operations?"
+    r"(?:(?:is|are)\s+)?(?:anyone|anybody)\s+(?=[a-z]+ing\b)|who(?:'s|\s+is|\s+are)\s+(?=[a-z]+ing\b)|"
     r"(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:(?:working\s+on\s+(?P<own>[^,.;]+?)|an?\s+[^,.;]+?),?\s+and\s+(?:i\s+)?)?|(?:i|we)\s+)?"
     rf"(?:wondering|wonder|curious)\s+(?:whether|if|who|what)\s+(?:{_ANYONE_SUBJECT}\s+|people\s+|researchers\s+)?)"
     rf"{_AT_VENUE}(?:(?:has|have|is|are)\s+)?(?P<verb>(?!about\b)[a-z]+)\s+(?P<rest>.*)$",
@@ -207,7 +210,7 @@ _SETS_ASIDE = (
     # "LLM alignment framed as a two-player game doesn't count."
     _rx(r"^\s*(?P<x>.+?)\s+(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+count\b.*$"),
     # "Molecules, proteins and crystals are out of scope for me.", "Medical imaging is not relevant here."
-    _rx(r"^\s*(?P<x>.+?)\s+(?:are|is)\s+(?:out\s+of\s+scope|off[-\s]topic|not\s+(?:relevant|needed|wanted|of\s+interest))"
+    _rx(r"^\s*(?P<x>.+?)\s+(?:are|is)\s+(?:out\s+of\s+scope|out|off[-\s]topic|off\s+the\s+table|not\s+(?:relevant|needed|wanted|of\s+interest))"
         r"(?:\s+(?:for|to)\s+(?:me|us|my\s+\w+|our\s+\w+))?(?:\s+here)?\W*$"),
     # "Skip the weather-forecasting papers.", "I've already been through X, so skip those.", "No X, please."
     _rx(r"^\s*(?:please\s+)?(?:skip|ignore|leave\s+out|exclude)\s+(?P<x>.+)$"),
@@ -313,9 +316,28 @@ def _does_this(sentences: list[str]) -> str:
     return ""
 
 
+# "how do people get models to abstain": how do models abstain (who does it is no part of the topic)
+_PEOPLE_GET = _rx(r"\b(?P<wh>how|why)\s+(?:(?:do|does|did|can|could|should|would)\s+)?(?:people|researchers|folks|others|one|you|we)\s+"
+                  r"(?:get|make|teach|train|help)\s+(?P<x>(?:[\w-]+\s+){0,3}?[\w-]+)\s+to\s+(?=[a-z])")
+# "Kind of the reverse of the over-refusal papers: how do …?": the question, not what it reverses
+_REVERSE_HEADING = _rx(r"^\s*(?:(?:kind|sort)\s+of\s+|somewhat\s+)?(?:the\s+)?(?:reverse|opposite|converse|flip\s+side)\s+of\s+"
+                       r"(?P<x>[^:?;]{1,60}?)\s*:\s*(?P<rest>.+)$")
+# "Think Gumbel-softmax, straight-through or surrogate gradients.": examples of what the request asks for
+_EXAMPLES_SENTENCE = _rx(r"^\s*(?:think(?:\s+of)?|things\s+like|e\.\s?g\.?,?|for\s+example,?|for\s+instance,?|such\s+as|say,?)\s+(?P<x>.+?)[.!]?\s*$")
+# "…; methods, privacy attacks and backdoor defenses all count, but plain FedAvg on images does not"
+_COUNTS_BUT = _rx(r"\s*[;,]\s*[^;,]*(?:,\s*[^;,]*)*?\s+(?:all\s+|also\s+)?counts?,?\s+but\s+(?P<x>[^;]+?)\s+(?:does|do)(?:\s+not|n'?t)(?:\s+count)?(?P<end>\s*[.!?]?\s*)$")
+
+
 def restate(question: str) -> str:
     """The plain question a conversational request asks (unchanged when it is one already)."""
-    text = _GREETING.sub("", question).strip()
+    text = original = _GREETING.sub("", question).strip()
+    text = _COUNTS_BUT.sub(lambda m: f", not {m.group('x')}{m.group('end')}", text)
+    text = _PEOPLE_GET.sub(lambda m: f"{m.group('wh')} do {m.group('x')} ", text)
+    reverse = _REVERSE_HEADING.match(text)
+    if reverse:
+        rest = reverse.group("rest").rstrip(" ?.!")
+        text = f"{rest[0].upper()}{rest[1:]}, not {reverse.group('x')}?"
+    unchanged = question if text == original else text  # what is returned when nothing more is restated
     sentences = _sentences(text)
     if not sentences:
         return question
@@ -340,7 +362,7 @@ def restate(question: str) -> str:
             # a heading that asks for papers is a question; a description stays one
             end = "?" if _PAPERS_HEADING.match(sentences[0]) else "."
             return f"{kept}, not {' or '.join(x for x in asides if x)}{end}"
-        return question
+        return unchanged
     if request is not sentences[0] and _REFERS_BACK.search(request):
         # "In the analysis of the AlgoPerf competition, AdamW won. Why do the authors think it won?" asks of
         # the paper the sentence before it describes, and what that sentence claims is the premise
@@ -373,6 +395,9 @@ def restate(question: str) -> str:
         out = f"{end[:at]} {setting}{end[at:]}"
     if contrast:
         out = f"{out.rstrip(' ?.!')}, {contrast}"
+    examples = [m.group("x") for s in after for m in [_EXAMPLES_SENTENCE.match(s)] if m]
+    if examples:
+        out = f"{out.rstrip(' ?.!')}, e.g. {'; '.join(examples)}"
     aside = " or ".join(x for x in (_set_aside(s) for s in sentences if s is not request) if x)
     if aside and not contrast:
         out = f"{out.rstrip(' ?.!')}, not {aside}"
@@ -380,7 +405,7 @@ def restate(question: str) -> str:
         out = f"{out.rstrip(' ?.!')}, and {how}"
     out = out.rstrip()
     if out == text.strip():
-        return question
+        return unchanged
     if _WH.match(out):  # a request turned into a question asks it
         return out.rstrip(" ?.!") + "?"
     return out if out.endswith(("?", ".", "!")) else out + "?"

@@ -385,7 +385,9 @@ def _is_list(low: list[str], q: str) -> bool:
 _ONE_PAPER = re.compile(
     r"\b(?:which|what)\s+(?:iclr\s*2025\s+)?(?:paper|work|study|article|method|model|benchmark|dataset|"
     r"framework|approach|system)\b|\bthe\s+(?:paper|work|study)\b|^\s*(?:what|who)\s+(?:is|was|does|did)\b|"
-    r"^\s*how\s+(?:does|did|is)\b",
+    r"^\s*how\s+(?:does|did|is)\b|"
+    # "According to 'Title', why …", "how do the authors fix it": what one paper says
+    r"^\s*according\s+to\b|\bthe\s+authors\b",
     re.I,
 )
 _SEVERAL = re.compile(r"\b(?:papers|works|studies)\b", re.I)

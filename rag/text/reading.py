@@ -338,6 +338,8 @@ _CUT = re.compile(
     r",\s*(?:either|whether)\b.*$|,?\s+or\s+else\b.*$|"
     # a preference, not a demand: "…, ideally ones that use LLMs as the backbone"
     r",\s*(?:ideally|preferably|optionally|if\s+possible)\b.*$|"
+    # examples after ", say": "… in RL, say for zero-shot transfer or imitation"
+    r",\s*say,?\s+(?!that\b).*$|"
 
     r"(?:,\s*)?\be\.\s?g\.?(?!\w).*$",
     re.I | re.S,
@@ -611,6 +613,12 @@ def _units(words: list[str]) -> list[Unit]:
                 out += _phrase_units(items[i][:at])
                 items[i] = [w for w in items[i][at + 1 :] if w not in ("a", "an", "the")] or items[i][at + 1 :]
             head = [it for it in items[i : j + 1] if it]
+            middle = max((len(it) for it in head[1:]), default=0)
+            if head and middle == 1 and len(head[0]) > 2 and all(len(it) == 1 for it in head[1:]):
+                # "the model takes images, video or audio as input": single words are the options, and
+                # what comes before the first ("the model takes") is said of each
+                out += _phrase_units(head[0][:-1])
+                head[0] = head[0][-1:]
             n = max((len(it) for it in head), default=1)
             last = items[j + 1]
             unit = _either(head + [last[:n]])
@@ -847,11 +855,14 @@ def _example_options(text: str) -> list[list[str]]:
     parts = [p.strip() for p in re.split(r"\s*,\s*(?:(?:or|and)\s+)?|\s+(?:or|and)\s+|\s*/\s*", text) if p.strip()]
     parts = [re.sub(r"^(?:(?:from|in|on|with|using|via)\s+)?(?:(?:the|their|its|a|an)\s+)?", "", p, flags=re.I) for p in parts]
     options = [compounds(p) for p in parts]
-    # each a few content words, one function word at most inside ("approximations of backprop")
-    if len(options) < 2 or not all(1 <= len(o) <= 5 and _is_content(o[0]) and _is_content(o[-1])
-                                   and sum(not _is_content(w) for w in o) <= 1 for o in options):
+    # each a few content words, one function word at most inside ("approximations of backprop"); a
+    # long list may hold one longer phrase ("…, or smooth relaxations of things like permutations"), which
+    # is no name and is left out
+    names = [o for o in options if 1 <= len(o) <= 5 and _is_content(o[0]) and _is_content(o[-1])
+             and sum(not _is_content(w) for w in o) <= 1]
+    if len(names) < 2 or len(names) < len(options) and (len(names) < 3 or len(options) - len(names) > 1):
         return []
-    return [[w for w in o if _is_content(w)] for o in options]
+    return [[w for w in o if _is_content(w)] for o in names]
 
 
 _EXCLUDING = re.compile(r"\b(?:not|no|except|excluding|rather\s+than|instead\s+of|other\s+than)\b", re.I)
@@ -949,7 +960,8 @@ _COLON_LIST = re.compile(r":\s+(?!(?:which|what|who|how|why|where|when|is|are|do
 
 def _colon_list(text: str) -> str:
     """The text with a colon that opens a list of kinds read as "such as" (see `_COLON_LIST`), in a question
-    only: a title's "Model Merging in LLMs: Methods, Theories, Applications and Opportunities" names no kinds."""
+    or a list in lower case: a title's "Model Merging in LLMs: Methods, Theories, Applications and
+    Opportunities" names no kinds."""
     return _COLON_LIST.sub(", such as ", text, count=1)
 
 
@@ -969,7 +981,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
     """The reading of a question; `search_text` is the question without authors and decision words
     (rag.text.query), when the catalog was consulted. `examples`: also read the examples it gives of
     its topic."""
-    if is_question(question):
+    if is_question(question) or re.search(r":\s+[a-z]", question):  # (a title capitalizes its list)
         question = _colon_list(question)
         search_text = _colon_list(search_text) if search_text is not None else None
     asks = _asks(question)
@@ -1084,8 +1096,10 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
                 current = ["without"]
             i += 1
             continue
-        if w == "and" and kind != "topic" and current and _short_conjunct(words, i + 1):
-            current.append("or")  # "train GNNs on molecules and proteins": on either, not "proteins" as the topic
+        if w == "and" and kind != "topic" and current and "," not in current and _short_conjunct(words, i + 1):
+            # "train GNNs on molecules and proteins": on either, not "proteins" as the topic (a list of
+            # kinds, "beyond methods, theories and applications", is not two options)
+            current.append("or")
             i += 1
             continue
         if w in _BOUNDARY and kind != "topic" and current:
