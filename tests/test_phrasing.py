@@ -317,3 +317,25 @@ def test_a_description_then_a_sentence_that_sets_something_aside(asked: str, pla
 )
 def test_more_forms_of_request_example_and_aside(asked: str, plain: str) -> None:
     assert restate(asked) == plain
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        # an idiom is no topic: "heavy lifting" was searched for
+        ("Papers where second-order information does the heavy lifting: Hessians, Fisher information or Gauss-Newton approximations?",
+         "Papers built on second-order information: Hessians, Fisher information or Gauss-Newton approximations?"),
+        # what the papers are not about goes last, as what is set aside
+        ("Quantization papers that aren't about transformer LLMs: low-bit weights for diffusion models or spiking networks.",
+         "Quantization papers: low-bit weights for diffusion models or spiking networks, not transformer LLMs."),
+        ("Speech papers that are neither speech recognition nor text-to-speech, and not spoken-dialogue LLMs either: "
+         "things like speech enhancement or voice conversion.",
+         "Speech papers: things like speech enhancement or voice conversion, not speech recognition or text-to-speech "
+         "or spoken-dialogue LLMs."),
+        # "this year" is the venue's, and "where does X show up" asks for the papers that use X
+        ("Where does self-distillation show up this year, with a model serving as its own teacher?",
+         "Which papers use self-distillation, with a model serving as its own teacher?"),
+    ],
+)
+def test_idioms_and_what_papers_are_not_about(asked: str, plain: str) -> None:
+    assert restate(asked) == plain

@@ -493,3 +493,11 @@ def test_according_to_a_paper_asks_one_paper() -> None:
     assert answer_shape("According to 'Why Does the Effective Context Length of LLMs Fall Short?', why do LLMs "
                         "use half their context, and how do the authors fix it?") == "single"
     assert answer_shape("Which papers explain why LLMs use half their context?") == "list"
+
+
+def test_which_papers_is_a_list_whatever_follows() -> None:
+    from rag.text.query import _is_list, _tokens
+
+    # "with a model …" made "Which papers use self-distillation, with a model …" a question for one paper
+    q = "Which papers use self-distillation, with a model serving as its own teacher?"
+    assert _is_list([t.low for t in _tokens(q)], q)

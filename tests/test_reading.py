@@ -1120,3 +1120,9 @@ def test_single_word_options_after_a_shared_phrase() -> None:
     options = next(u for f in r.constraints for u in f.units if "video" in u.text)
     assert ("video",) in options.alternatives and ("audio",) in options.alternatives
     assert all(len(a) == 1 for a in options.alternatives), options.alternatives
+
+
+def test_things_like_gives_examples() -> None:
+    # "for things like A, B or C" was a required setting no paper states whole
+    r = read("Quantization papers: low-bit weights for things like diffusion image generators, spiking networks or video codecs.")
+    assert r.note() == "quantization low-bit weights", r.note()

@@ -848,3 +848,11 @@ def test_a_setting_every_paper_words_otherwise_lists_the_papers_that_meet_the_re
     b = full_rag.ask("Which ICLR 2025 papers use EEG brain-computer interfaces to control robot arms, and how "
                      "accurate is the control?")
     assert b.refused and not b.items, b.text
+
+
+def test_a_name_offered_as_another_option_is_not_required(full_rag) -> None:
+    # "(or an EMA copy of itself)" refused the question: "None of the papers closest to the question mentions “EMA”"
+    a = full_rag.ask("Where does self-distillation show up this year, with a model (or an EMA copy of itself) "
+                     "serving as its own teacher?")
+    assert "EMA" not in a.text.split("\n")[0], a.text
+    assert any("Self-Distillation" in it.title for it in a.items + a.related + a.closest), a.text

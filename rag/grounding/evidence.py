@@ -518,7 +518,10 @@ def assess(
     # a name the question gives as an example or a contrast ("single-cell data, such as scRNA-seq") is
     # not what it asks about; one in parentheses is ("Kolmogorov-Arnold Networks (KANs)"), unless the
     # parentheses list examples ("(SG-MCMC, variational inference, ensembles, Bayesian layers)")
-    asked = set(names(clean(without_listed_examples(question), asides=True), stats))
+    # ... nor one in an aside that offers it as another option ("with a model (or an EMA copy of itself) as
+    # its own teacher")
+    optional = re.sub(r"\(\s*(?:or|and/or|maybe|possibly|perhaps|optionally)\b[^()]*\)", " ", question, flags=re.I)
+    asked = set(names(clean(without_listed_examples(optional), asides=True), stats))
     # ... nor is one it asks for the style of ("MaskGIT-style masked generative transformers": like it)
     asked -= set(re.findall(r"([\w-]+?)-(?:style|like|esque|type|inspired)\b", question))
     unknown = [n for n in focus.names if n in asked and not set(words(n)) <= found] if is_question(question) else []
@@ -753,7 +756,7 @@ def assess(
     scores = {"ask_coverage": coverage, "matching": float(len(matching)), "related": float(len(related))}
     if not items:
         # what the question states it wants, without its contrast ("…, rather than training robust models")
-        premise = strip_frame(clean(query.search_text if query is not None and query.search_text else question))
+        premise = re.sub(r"\s+([,.;:?!])", r"\1", " ".join(strip_frame(clean(query.search_text if query is not None and query.search_text else question)).split()))
         if rel_items:
             reason = "no abstract here states all of it: " + _missing_phrase(rel_items)
         else:

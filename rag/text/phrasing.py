@@ -316,6 +316,17 @@ def _does_this(sentences: list[str]) -> str:
     return ""
 
 
+# "this year" is the venue's: no word of the topic ("Where does self-distillation show up this year?")
+_THIS_YEAR = _rx(r"(?:,?\s+(?:at\s+iclr(?:\s*2025)?\s+)?this\s+year\b(?!'s)|\bthis\s+year'?s\s+)")
+# "Where does self-distillation show up, with …?": which papers use self-distillation, with …
+_WHERE_SHOWS = _rx(r"^\s*where\s+(?:does|do|did|has|have)\s+(?P<x>.+?)\s+(?:show(?:n)?\s+up|appear(?:ed)?|come\s+up|turn(?:ed)?\s+up|get\s+used|been\s+used)\b\s*")
+# "Papers where a classic evolutionary method does the heavy lifting": papers built on it (an idiom, no topic)
+_HEAVY_LIFTING = _rx(r"\b(?:where|in\s+which)\s+(?P<x>.+?)\s+(?:does|do|did|is\s+doing|are\s+doing)\s+(?:the|most\s+of\s+the)\s+heavy\s+lifting\b")
+# "Quantization papers that aren't about transformer LLMs: …": quantization papers, …, not transformer LLMs
+_NOT_ABOUT = _rx(r"\b(?P<kind>papers|works?|methods|ones|studies)\s+(?:that|which)\s+(?:aren'?t|are\s+not|isn'?t|is\s+not)\s+"
+                 r"(?:about|on|for)\s+(?P<x>[^:;,.?!()]+)"
+                 # "Speech papers that are neither speech recognition nor text-to-speech, and not spoken-dialogue LLMs either"
+                 r"|\b(?P<kind2>papers|works?|methods|ones|studies)\s+(?:that|which)\s+are\s+neither\s+(?P<neither>[^:;.?!()]+)")
 # "how do people get models to abstain": how do models abstain (who does it is no part of the topic)
 _PEOPLE_GET = _rx(r"\b(?P<wh>how|why)\s+(?:(?:do|does|did|can|could|should|would)\s+)?(?:people|researchers|folks|others|one|you|we)\s+"
                   r"(?:get|make|teach|train|help)\s+(?P<x>(?:[\w-]+\s+){0,3}?[\w-]+)\s+to\s+(?=[a-z])")
@@ -331,6 +342,17 @@ _COUNTS_BUT = _rx(r"\s*[;,]\s*[^;,]*(?:,\s*[^;,]*)*?\s+(?:all\s+|also\s+)?counts
 def restate(question: str) -> str:
     """The plain question a conversational request asks (unchanged when it is one already)."""
     text = original = _GREETING.sub("", question).strip()
+    text = _THIS_YEAR.sub(" ", text).strip()
+    text = _WHERE_SHOWS.sub(lambda m: f"Which papers use {m.group('x')} ", text).strip()
+    text = re.sub(r"\s+([,?.!;])", r"\1", re.sub(r"\s{2,}", " ", text)) if text != original else text
+    text = _HEAVY_LIFTING.sub(lambda m: f"built on {m.group('x')}", text)
+    m = _NOT_ABOUT.search(text)
+    if m:
+        rest = (text[: m.start()] + (m.group("kind") or m.group("kind2")) + text[m.end():]).rstrip()
+        end = rest[-1] if rest[-1] in "?.!" else ""
+        x = m.group("x") or re.sub(r"\s*(?:,\s*)?\b(?:nor|and\s+not|or)\b\s*", " or ", m.group("neither"))
+        x = re.sub(r"\s+either\s*$", "", x.strip())
+        text = f"{rest.rstrip(' ?.!')}, not {x}{end}"
     text = _COUNTS_BUT.sub(lambda m: f", not {m.group('x')}{m.group('end')}", text)
     text = _PEOPLE_GET.sub(lambda m: f"{m.group('wh')} do {m.group('x')} ", text)
     reverse = _REVERSE_HEADING.match(text)

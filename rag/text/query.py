@@ -364,7 +364,7 @@ def asks_papers(question: str) -> bool:
 
 def _is_list(low: list[str], q: str) -> bool:
     low = [w for w in low if w not in ("iclr", "2025")]
-    if not low:
+    if not low or asks_papers(q):  # "Which papers use X, with a model …": "a model" later asks no one paper
         return True
     for k, w in enumerate(low[:-1]):
         if w in ("which", "what", "a", "one") and low[k + 1] in _SINGULAR:

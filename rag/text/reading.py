@@ -338,7 +338,8 @@ _CUT = re.compile(
     r",\s*(?:either|whether)\b.*$|,?\s+or\s+else\b.*$|"
     # a preference, not a demand: "…, ideally ones that use LLMs as the backbone"
     r",\s*(?:ideally|preferably|optionally|if\s+possible)\b.*$|"
-    # examples after ", say": "… in RL, say for zero-shot transfer or imitation"
+    # examples after ", say": "… in RL, say for zero-shot transfer or imitation"; "for things like A or B"
+    r"(?:,\s*|\s+)(?:for\s+|in\s+)?(?:things|stuff)\s+like\b.*$|"
     r",\s*say,?\s+(?!that\b).*$|"
 
     r"(?:,\s*)?\be\.\s?g\.?(?!\w).*$",
