@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
         # of several sentences, the request; "Not …, but …" only refines it, "What is there?" asks nothing
         ("I'm looking for work on defending LLMs against jailbreak prompts. Not new jailbreak attacks, but "
          "defenses, guardrails or training methods. What is there?",
-         "Which papers defending LLMs against jailbreak prompts, not new jailbreak attacks?"),
+         "Which papers study defending LLMs against jailbreak prompts, not new jailbreak attacks?"),
         ("Are there benchmarks that measure how well LLM agents handle data science? I'm after evaluations of "
          "existing agents, not papers introducing a new agent system.",
          "Which benchmarks measure how well LLM agents handle data science?"),
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
         ("Has anyone proposed watermarks for code?", "Which papers proposed watermarks for code?"),
         ("Show me papers that combine large language models with Monte Carlo Tree Search.",
          "Which papers combine large language models with Monte Carlo Tree Search?"),
-        ("Can you find me papers on graph transformers?", "Which papers graph transformers?"),
+        ("Can you find me papers on graph transformers?", "Which papers study graph transformers?"),
         ("I want the ones that put LLM judges under scrutiny.", "Which papers put LLM judges under scrutiny?"),
         # a contrast or a setting put first moves after the request
         ("Rather than papers that simply use an LLM as a judge, I want the ones that audit LLM judges.",
@@ -43,13 +43,13 @@ ROOT = Path(__file__).resolve().parent.parent
         ("What work targets low-resource languages?", "Which papers targets low-resource languages?"),
         ("Papers on out-of-distribution detection, rather than generalization.",
          "Which papers study out-of-distribution detection, rather than generalization?"),
-        ("Hi! I'm interested in papers about protein design. Thanks.", "Which papers protein design?"),
+        ("Hi! I'm interested in papers about protein design. Thanks.", "Which papers study protein design?"),
         ("I'm trying to find work that breaks existing watermarking schemes.",
          "Which papers breaks existing watermarking schemes?"),
         ("Looking for continual learning papers that build on a pre-trained backbone.",
          "Which continual learning papers build on a pre-trained backbone?"),
         ("Is there any work on defending aligned LLMs against harmful fine-tuning?",
-         "Which papers defending aligned LLMs against harmful fine-tuning?"),
+         "Which papers study defending aligned LLMs against harmful fine-tuning?"),
         ("Papers where normalizing flows are the core model. Any application area is fine.",
          "Which papers where normalizing flows are the core model?"),
         ("I recall an ICLR 2025 paper showing that equivariant GNNs tell chiral molecules apart. How did they do it?",
@@ -338,4 +338,21 @@ def test_more_forms_of_request_example_and_aside(asked: str, plain: str) -> None
     ],
 )
 def test_idioms_and_what_papers_are_not_about(asked: str, plain: str) -> None:
+    assert restate(asked) == plain
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        # the venue after "anything like that", who the asker is, and a semicolon before "I want": the
+        # request was "Was there anything like that at ICLR 2025?", read as nothing
+        ("I'm a computational neuroscientist. Scoring networks against fMRI doesn't interest me much; I want neural "
+         "networks used as mechanistic models of how grid-cell patterns emerge. Was there anything like that at ICLR 2025?",
+         "Neural networks used as mechanistic models of how grid-cell patterns emerge, not scoring networks against fMRI?"),
+        # "Is there ICLR 2025 work on X?": which papers study X ("Which papers better rating systems …")
+        ("Is there ICLR 2025 work on better rating systems built from pairwise comparisons?",
+         "Which papers study better rating systems built from pairwise comparisons?"),
+    ],
+)
+def test_the_venue_and_the_asker_are_no_part_of_the_request(asked: str, plain: str) -> None:
     assert restate(asked) == plain

@@ -1126,3 +1126,17 @@ def test_things_like_gives_examples() -> None:
     # "for things like A, B or C" was a required setting no paper states whole
     r = read("Quantization papers: low-bit weights for things like diffusion image generators, spiking networks or video codecs.")
     assert r.note() == "quantization low-bit weights", r.note()
+
+
+def test_one_side_of_a_and_b_is_met_by_most_of_that_side() -> None:
+    # "GNN pretraining and cross-graph transfer": any paper that says "GNN" met half of the first side,
+    # and eight GNN papers on rewiring, condensation or expressivity were listed
+    pretrained = _source(1, "Pretraining GNNs at Scale", [
+        "We study pretraining of GNNs on many graphs.", "Pretraining GNNs this way helps downstream tasks."])
+    rewiring = _source(2, "Curvature-Based Rewiring for GNNs", [
+        "We study rewiring of GNNs by curvature.", "Rewiring GNNs improves their accuracy on node tasks."])
+    # a store in which pretraining is common and GNNs rare: "GNN" alone is most of "GNN pretraining"
+    common = [f"Pretraining language model {k} on text." for k in range(3)]
+    stats = TermStats.from_texts([f"{s.title} {s.text}" for s in (pretrained, rewiring, *ALL)] + common)
+    adm = admit(read("GNN pretraining and cross-graph transfer"), [pretrained, rewiring], stats)
+    assert adm.judgements[1].admitted and not adm.judgements[2].admitted, adm.judgements

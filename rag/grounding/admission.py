@@ -470,14 +470,25 @@ def and_sides(topic: Sequence[Unit], text: str) -> list[list[Unit]]:
     return [first, second] if len(first) >= 2 and len(second) >= 2 else []
 
 
+SIDE_ALL = 0.75  # share of one side of "A and B" a paper must hold for that side to stand for the topic
+
+
+def _whole(side: Sequence[Unit], regions: Sequence[Region]) -> float:
+    """The share of one side of the topic the regions hold, when it is most of that side: half of "GNN
+    pretraining" ("GNN") is no side of "GNN pretraining and cross-graph transfer" (any GNN paper was
+    listed); half of the whole topic is judged as before."""
+    held = share(side, regions)
+    return held if held >= SIDE_ALL else 0.0
+
+
 def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, list[Unit]]],
           sides: Sequence[list[Unit]] = (), given: Sequence[list[Unit]] = ()) -> Judgement:
     """How the paper meets the topic (or one side of it) and each constraint. `given`: per constraint,
     the rare examples the question gives of it; a paper that states one meets it."""
     every = paper.regions(None)
     own = paper.regions(OWN)
-    j = Judgement(paper.source.number, max([share(topic, every)] + [share(s, every) for s in sides]),
-                  max([share(topic, own)] + [share(s, own) for s in sides]), [],
+    j = Judgement(paper.source.number, max([share(topic, every)] + [_whole(s, every) for s in sides]),
+                  max([share(topic, own)] + [_whole(s, own) for s in sides]), [],
                   max([centrality(paper, topic)] + [centrality(paper, s) for s in sides]))
     for k, (facet, units) in enumerate(constraints):
         if facet.kind == "direction":

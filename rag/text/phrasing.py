@@ -55,7 +55,7 @@ _OPENERS = re.compile(
     rf"|{_POLITE}(?:show|find|give|recommend|suggest)\s+(?:me|us)\s+"
     r"|(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+)?(?:looking|searching|hunting)\s+for\s+"
     r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+trying\s+to\s+(?:find|understand|learn\s+about)\s+"
-    r"|is\s+there\s+(?:any\s+)?(?=(?:work|research|literature)\b)"
+    r"|is\s+there\s+(?:any\s+)?(?:iclr(?:\s*'?(?:20)?25)?\s+)?(?=(?:work|research|literature)\b)"
     r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:after|interested\s+in)\s+"
     r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like)\s+to\s+(?:know|understand|learn|see)\s+(?=(?:how|why|what|whether|which)\b)"
     r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like|am\s+looking\s+for)\s+(?:to\s+(?:find|see|read(?:\s+about)?|know\s+(?:about|of))\s+)?"
@@ -186,7 +186,9 @@ def _opened(sentence: str) -> str:
     if head:
         one = head.group("head").lower() in ("paper", "work", "study", "article")
         single = one and re.match(r"(?:an?|the)\s", rest, re.I) is not None
-        return ("Which paper " if single else "Which papers ") + rest[head.end():]
+        # "work on X": which papers study X ("which papers X" says nothing they do)
+        study = "study " if re.search(r"\b(?:on|about|regarding|into)\s*$", head.group(0), re.I) else ""
+        return ("Which paper " if single else "Which papers ") + study + rest[head.end():]
     # "Looking for continual learning papers that build on …": which continual learning papers build on …
     kind = re.match(r"(?P<kind>(?:[\w-]+\s+){1,3}?)(?:papers|works|studies)\s+(?:that|which)\s+(?P<rest>.+)$", rest, re.I | re.S)
     if kind and not re.match(r"(?:an?|the|some|any|all|recent)\s", rest, re.I):
@@ -207,6 +209,8 @@ _SETS_ASIDE = (
     _rx(r"^\s*(?:i|we)\s+(?:don'?t|do\s+not)\s+(?:need|want|care\s+about)\s+(?P<x>.+)$"),
     _rx(r"^\s*(?P<x>.+?)\s+(?:aren'?t|are\s+not|isn'?t|is\s+not)\s+what\s+(?:i|we)(?:\s+am|'m|\s+are|'re)?\s+"
         r"(?:need|want|mean|after|looking\s+for|asking\s+(?:about|for)|interested\s+in)\b.*$"),
+    # "Scoring networks against fMRI doesn't interest me much."
+    _rx(r"^\s*(?P<x>.+?)\s+(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+interest\s+(?:me|us)\b.*$"),
     # "LLM alignment framed as a two-player game doesn't count."
     _rx(r"^\s*(?P<x>.+?)\s+(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+count\b.*$"),
     # "Molecules, proteins and crystals are out of scope for me.", "Medical imaging is not relevant here."
@@ -257,10 +261,14 @@ _ALONG_THOSE = _rx(
     r"(?:(?:at|from|in)\s+iclr(?:\s*2025)?\s+)?"
     r"(?:along\s+(?:those|these|the\s+same)\s+lines|like\s+(?:that|this|those|these|it)|of\s+(?:that|this|the\s+sort|the\s+kind)"
     r"(?:\s+(?:sort|kind))?|on\s+(?:that|this|these|those|it)(?:\s+(?:front|topic|area|problem|setting))?)"
+    r"(?:\s+(?:at|from|in)\s+iclr(?:\s*'?(?:20)?25)?)?"  # "Was there anything like that at ICLR 2025?"
     # "… work on this, e.g. Koopman-based models or metriplectic networks?": the examples stay
     r"(?P<tail>\s*,?\s*(?:e\.\s?g\.?|such\s+as|for\s+example|for\s+instance|like|say)\b[^?]*)?\s*\??\s*$")
 _FIRST_PERSON = _rx(r"^\s*(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:working|looking|interested)\s+(?:with|on|in|at)\s+"
-                    r"|(?:i|we)\s+(?:work|study|research)\s+(?:with|on)\s+)")
+                    r"|(?:i|we)\s+(?:work|study|research)\s+(?:with|on)\s+"
+                    r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like)\s+(?!to\b))")
+# "I'm a computational neuroscientist.": who asks, no part of what is asked
+_IDENTITY = _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:an?\s+)?[\w\s-]{1,60}?(?:ist|er|or|ian|ent|ers|ists)\s*[.!]?\s*$")
 _WANTS_TO = _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are|i|we)\b.*?\b(?:would\s+like|'d\s+like|want|need|hope|plan)\s+to\s+"
                r"(?P<v>[^.!?]+?)[.!]?\s*$")
 # "Papers built on X.", "Work that does Y." opening a request
@@ -274,7 +282,7 @@ def _along_those(sentences: list[str]) -> str:
         m = _ALONG_THOSE.match(sentence)
         if k == 0 or not m:
             continue
-        before = [b for b in sentences[:k] if _says_something(b) and not _set_aside(b)]
+        before = [b for b in sentences[:k] if _says_something(b) and not _set_aside(b) and not _IDENTITY.match(b)]
         if not before or any(_asks(b) for b in before):
             return ""
         # "I'm a control engineer with … and would like to learn a model of its dynamics": what the asker wants to do
@@ -342,6 +350,7 @@ _COUNTS_BUT = _rx(r"\s*[;,]\s*[^;,]*(?:,\s*[^;,]*)*?\s+(?:all\s+|also\s+)?counts
 def restate(question: str) -> str:
     """The plain question a conversational request asks (unchanged when it is one already)."""
     text = original = _GREETING.sub("", question).strip()
+    text = re.sub(r";\s+(?=(?:i|we)\b)", ". ", text, flags=re.I)  # "X doesn't interest me; I want Y": two sentences
     text = _THIS_YEAR.sub(" ", text).strip()
     text = _WHERE_SHOWS.sub(lambda m: f"Which papers use {m.group('x')} ", text).strip()
     text = re.sub(r"\s+([,?.!;])", r"\1", re.sub(r"\s{2,}", " ", text)) if text != original else text
