@@ -501,3 +501,10 @@ def test_which_papers_is_a_list_whatever_follows() -> None:
     # "with a model …" made "Which papers use self-distillation, with a model …" a question for one paper
     q = "Which papers use self-distillation, with a model serving as its own teacher?"
     assert _is_list([t.low for t in _tokens(q)], q)
+
+
+def test_in_a_quoted_title_asks_one_paper() -> None:
+    from rag.text.query import answer_shape
+
+    assert answer_shape("In 'Equivariant Denoisers Cannot Copy Graphs', why do equivariant denoisers fail?") == "single"
+    assert answer_shape("In graph diffusion, which papers align input and target graphs?") == "list"

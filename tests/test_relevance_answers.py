@@ -856,3 +856,17 @@ def test_a_name_offered_as_another_option_is_not_required(full_rag) -> None:
                      "serving as its own teacher?")
     assert "EMA" not in a.text.split("\n")[0], a.text
     assert any("Self-Distillation" in it.title for it in a.items + a.related + a.closest), a.text
+
+
+def test_a_how_or_why_question_about_one_named_paper_quotes_more_of_its_how_and_why(full_rag) -> None:
+    # the answer quoted what Cut Cross-Entropy saves, and readers missed how it does it (the kernel); a
+    # why-question about "Equivariant Denoisers Cannot Copy Graphs" quoted the fix, not why they fail
+    a = full_rag.ask("How does Cut Cross-Entropy, from 'Cut Your Losses in Large-Vocabulary Language Models', compute "
+                     "the training loss without materializing the huge logit matrix, and how does it keep throughput up?")
+    assert [it.title for it in a.items] == ["Cut Your Losses in Large-Vocabulary Language Models"], a.text
+    assert "log-sum-exp" in a.text and len(a.items[0].sentences) >= 3, a.text
+    b = full_rag.ask("In 'Equivariant Denoisers Cannot Copy Graphs: Align Your Graph Diffusion Models', why do standard "
+                     "permutation-equivariant denoisers fail at graph-to-graph tasks like retrosynthesis?")
+    assert len(b.items) == 1 and "inability to break symmetries" in b.text, b.text
+    assert_every_cited_sentence_supported(a)
+    assert_every_cited_sentence_supported(b)

@@ -470,15 +470,13 @@ def and_sides(topic: Sequence[Unit], text: str) -> list[list[Unit]]:
     return [first, second] if len(first) >= 2 and len(second) >= 2 else []
 
 
-SIDE_ALL = 0.75  # share of one side of "A and B" a paper must hold for that side to stand for the topic
-
-
 def _whole(side: Sequence[Unit], regions: Sequence[Region]) -> float:
-    """The share of one side of the topic the regions hold, when it is most of that side: half of "GNN
-    pretraining" ("GNN") is no side of "GNN pretraining and cross-graph transfer" (any GNN paper was
-    listed); half of the whole topic is judged as before."""
-    held = share(side, regions)
-    return held if held >= SIDE_ALL else 0.0
+    """The share of one side of the topic the regions hold, when they hold two of its units (both of a
+    side of two): "GNN" alone is no side of "GNN pretraining and cross-graph transfer" (any GNN paper
+    was listed); "outlier activations" is one of "massive outlier activations". Half of the whole topic
+    is judged as before."""
+    held = sum(met(u, regions) for u in side)
+    return share(side, regions) if held >= min(2, len(side)) else 0.0
 
 
 def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, list[Unit]]],

@@ -370,6 +370,12 @@ class EvidenceConfig:
     min_item_score: float = 0.45  # a paper's best sentence must score this to be listed
     relative_item_score: float = 0.7  # ... and at least this share of the best paper's score
     second_sentence_share: float = 0.92  # a second sentence is shown when it scores this share
+    # A how/why question about the one paper it names is answered by more of that paper's own sentences:
+    # up to this many, of its method, result and contribution sentences, best first, in this many words
+    # ("How does Cut Cross-Entropy compute the loss …, and how does it keep throughput up?" showed what
+    # it saves, and readers missed how it does it)
+    named_sentences: int = 4
+    named_words: int = 130
     max_sentence_words: int = 70
     min_item_coverage: float = 0.2  # a listed paper's sentence holds this share of the question's words
     min_coverage: float = 0.5  # least rarity-weighted share of the ask one paper must contain ...
@@ -865,6 +871,9 @@ def _missing_phrase(items: Sequence[Item]) -> str:
 AIM_BONUS = 0.15  # a sentence stating the question's direction as the paper's own action
 
 
+_EXPLAINS = frozenset({"method", "result", "contribution"})  # what a paper says of how or why, in its own sentences
+
+
 def _items(
     question: str,
     numbers: Sequence[int],
@@ -973,6 +982,17 @@ def _items(
             and len(words(paper.sentences[i0])) + len(words(paper.sentences[second[1]])) <= cfg.max_sentence_words
         ):
             chosen.append(second[1])
+        if focus.kind == "single" and paper.source.number in focus.named and reading.asks in ("method", "reason"):
+            used = sum(len(words(paper.sentences[i])) for i in chosen)
+            for _, i, _, _ in scored:
+                if len(chosen) >= cfg.named_sentences:
+                    break
+                if i in chosen or paper.roles[i] not in _EXPLAINS and not (reading.asks == "reason" and paper.roles[i] == "gap"):
+                    continue
+                n = len(words(paper.sentences[i]))
+                if used + n <= cfg.named_words:
+                    chosen.append(i)
+                    used += n
         j = adm.judgements[paper.source.number]
         score = ranked_by + cfg.fit_weight * j.fit + (0.3 if paper.source.number in focus.named else 0.0)
         items.append(

@@ -387,7 +387,7 @@ _ONE_PAPER = re.compile(
     r"framework|approach|system)\b|\bthe\s+(?:paper|work|study)\b|^\s*(?:what|who)\s+(?:is|was|does|did)\b|"
     r"^\s*how\s+(?:does|did|is)\b|"
     # "According to 'Title', why …", "how do the authors fix it": what one paper says
-    r"^\s*according\s+to\b|\bthe\s+authors\b",
+    r"^\s*(?:according\s+to|in)\s+[\"“'‘]|^\s*according\s+to\b|\bthe\s+authors\b",
     re.I,
 )
 _SEVERAL = re.compile(r"\b(?:papers|works|studies)\b", re.I)
