@@ -356,3 +356,17 @@ def test_idioms_and_what_papers_are_not_about(asked: str, plain: str) -> None:
 )
 def test_the_venue_and_the_asker_are_no_part_of_the_request(asked: str, plain: str) -> None:
     assert restate(asked) == plain
+
+
+def test_i_read_that_a_paper_found_a_claim() -> None:
+    # "I read that an ICLR 2025 paper found X" was read as a topic, and a paper on X's neighbour was the answer
+    assert restate("I read that an ICLR 2025 paper found distributional critics let deep Q-learning drop target "
+                   "networks. Which paper was it?") == \
+        "Which paper shows that distributional critics let deep Q-learning drop target networks?"
+
+
+def test_a_preference_is_no_demand_and_what_the_asker_knows_is_set_aside() -> None:
+    asked = ("Data pruning or coreset selection for shrinking a training set. Vision/classification preferred; "
+             "I already know the LLM pretraining data-selection work.")
+    assert restate(asked) == ("Data pruning or coreset selection for shrinking a training set, not the LLM "
+                              "pretraining data-selection work.")

@@ -762,7 +762,7 @@ def assess(
     scores = {"ask_coverage": coverage, "matching": float(len(matching)), "related": float(len(related))}
     if not items:
         # what the question states it wants, without its contrast ("…, rather than training robust models")
-        premise = re.sub(r"\s+([,.;:?!])", r"\1", " ".join(strip_frame(clean(query.search_text if query is not None and query.search_text else question)).split()))
+        premise = strip_frame(clean(query.search_text if query is not None and query.search_text else question))
         if rel_items:
             reason = "no abstract here states all of it: " + _missing_phrase(rel_items)
         else:

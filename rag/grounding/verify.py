@@ -104,6 +104,7 @@ def refusal_text(verdict: Assessment) -> str:
 
 def _unsupported(premise: str) -> str:
     """What no abstract states: a claim ("that …", a topic) is stated, a question ("Why do …") answered."""
+    premise = re.sub(r"\s+([,.;:?!])", r"\1", " ".join(premise.split()))  # (where an aside was left out)
     if re.match(r"(?i)(?:why|how|what|which|when|where|who|do|does|did|is|are|can)\b", premise):
         return f"No ICLR 2025 abstract here answers “{premise.rstrip('?. ')}?”"
     return f"No ICLR 2025 abstract here states “{premise}”."

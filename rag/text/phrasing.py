@@ -66,7 +66,7 @@ _OPENERS = re.compile(
 )
 # "I remember a paper that compressed X": which paper compressed X
 _RECALLED = _rx(
-    rf"^\s*(?:i|we)\s+(?:remember|recall|once\s+read|read|heard|saw)\s+(?:about\s+|of\s+)?{_HEAD}\s+(?P<claim>.+)$",
+    rf"^\s*(?:i|we)\s+(?:remember|recall|once\s+read|read|heard|saw)\s+(?:about\s+|of\s+|that\s+)?{_HEAD}\s+(?P<claim>.+)$",
 )
 # "I remember a text-to-music paper at ICLR 2025 that generated songs": which text-to-music paper generated them
 _RECALLED_KIND = _rx(
@@ -167,8 +167,9 @@ def _opened(sentence: str) -> str:
     m = _RECALLED.match(sentence)
     if m and m.group("head").lower() in ("paper", "work", "study", "article"):
         # "a paper showing that X": which paper shows that X (a claim an abstract states or not)
-        shown = re.match(r"(?:showing|demonstrating|proving|finding|reporting|claiming)\s+that\s+(?P<x>.+)$",
-                         m.group("claim"), re.I | re.S)
+        # ("I read that a paper found X": a paper found that X)
+        shown = re.match(r"(?:showing|demonstrating|proving|finding|reporting|claiming|showed|demonstrated|proved|"
+                         r"found|reported|claimed)\s+(?:that\s+)?(?P<x>.+)$", m.group("claim"), re.I | re.S)
         return f"Which paper shows that {shown.group('x')}" if shown else f"Which paper {m.group('claim')}"
     m = _RECALLED_KIND.match(sentence)
     if m:
@@ -221,10 +222,16 @@ _SETS_ASIDE = (
     _rx(r"^\s*(?:i'?ve|i\s+have|we'?ve|we\s+have)\s+already\s+(?:been\s+through|gone\s+through|went\s+through|read|seen|covered|reviewed|looked\s+at)\s+"
         r"(?P<x>.+?)(?:,?\s+so\b.*)?$"),
     _rx(r"^\s*no\s+(?P<x>.+?),?\s+please\W*$"),
+    # "I already know the LLM pretraining data-selection work."
+    _rx(r"^\s*(?:i|we)\s+already\s+know(?:\s+about|\s+of)?\s+(?P<x>.+?)(?:,?\s+so\b.*)?$"),
 )
 
 
 _ALSO_SKIP = _rx(r"\b(?:please\s+)?(?:skip|ignore|leave\s+out|exclude)\s+")
+
+
+# "Vision/classification preferred.", "Ideally open-source.": a preference, no demand
+_PREFERENCE = _rx(r"^\s*(?:(?:[\w/-]+\s+){0,4}(?:is\s+|are\s+)?preferred|ideally\b|preferably\b|bonus\s+if\b)")
 
 
 def _set_aside(sentence: str) -> str:
@@ -389,7 +396,8 @@ def restate(question: str) -> str:
             # ... unless a sentence after the first sets something aside: the first then names what is wanted
             # ("Papers built on extragradient methods. LLM alignment framed as a game doesn't count.",
             # "Object detection on ordinary 2D images. Skip anything on LiDAR or 3D detection.")
-            kept = " ".join(s.strip().rstrip(" .!?") for s, x in zip(sentences, asides) if not x and _says_something(s))
+            kept = " ".join(s.strip().rstrip(" .!?") for s, x in zip(sentences, asides)
+                            if not x and _says_something(s) and not _PREFERENCE.match(s))
             # a heading that asks for papers is a question; a description stays one
             end = "?" if _PAPERS_HEADING.match(sentences[0]) else "."
             return f"{kept}, not {' or '.join(x for x in asides if x)}{end}"
