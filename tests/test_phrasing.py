@@ -370,3 +370,8 @@ def test_a_preference_is_no_demand_and_what_the_asker_knows_is_set_aside() -> No
              "I already know the LLM pretraining data-selection work.")
     assert restate(asked) == ("Data pruning or coreset selection for shrinking a training set, not the LLM "
                               "pretraining data-selection work.")
+
+
+def test_where_something_appears_is_still_asked() -> None:
+    # only "show up", "come up", "get used" ask for the papers that use it
+    assert restate("Where does the attention sink appear in LLMs?") == "Where does the attention sink appear in LLMs?"

@@ -414,8 +414,8 @@ class EvidenceConfig:
     search_top: int = 3
     # A list question none of whose candidates states one of its settings as worded, while this many on its
     # topic meet everything else, lists those (saying what none states; 0: refuses as before). On 18
-    # writers' sets, 9 questions were refused so, with 15 of 22 such papers on the writers' lists; no
-    # false premise was (they miss a technique or a needed word: docs/relevance.md §5i).
+    # writers' sets it answers 3 questions refused before, with 14 papers of which 9 are on the writers'
+    # lists and 1 partly; no false premise (they miss a technique or a needed word: docs/relevance.md §5i).
     unworded_least: int = 2
     search_below: int = 5  # ... beside a list of fewer papers than this, or of a setting worded otherwise (a short list: the reading likelier too
     # narrow than the topic this thin; on the 60 questions of Q, R and S, 18 of 26 such papers beside a list
@@ -871,9 +871,6 @@ def _missing_phrase(items: Sequence[Item]) -> str:
 AIM_BONUS = 0.15  # a sentence stating the question's direction as the paper's own action
 
 
-_EXPLAINS = frozenset({"method", "result", "contribution"})  # what a paper says of how or why, in its own sentences
-
-
 def _items(
     question: str,
     numbers: Sequence[int],
@@ -987,7 +984,8 @@ def _items(
             for _, i, _, _ in scored:
                 if len(chosen) >= cfg.named_sentences:
                     break
-                if i in chosen or paper.roles[i] not in _EXPLAINS and not (reading.asks == "reason" and paper.roles[i] == "gap"):
+                # its own sentences say how or why; a gap sentence often says why ("… due to their inability to …")
+                if i in chosen or paper.roles[i] not in OWN and not (reading.asks == "reason" and paper.roles[i] == "gap"):
                     continue
                 n = len(words(paper.sentences[i]))
                 if used + n <= cfg.named_words:

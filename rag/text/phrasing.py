@@ -333,8 +333,9 @@ def _does_this(sentences: list[str]) -> str:
 
 # "this year" is the venue's: no word of the topic ("Where does self-distillation show up this year?")
 _THIS_YEAR = _rx(r"(?:,?\s+(?:at\s+iclr(?:\s*2025)?\s+)?this\s+year\b(?!'s)|\bthis\s+year'?s\s+)")
-# "Where does self-distillation show up, with …?": which papers use self-distillation, with …
-_WHERE_SHOWS = _rx(r"^\s*where\s+(?:does|do|did|has|have)\s+(?P<x>.+?)\s+(?:show(?:n)?\s+up|appear(?:ed)?|come\s+up|turn(?:ed)?\s+up|get\s+used|been\s+used)\b\s*")
+# "Where does self-distillation show up, with …?": which papers use self-distillation, with … ("Where does
+# the attention sink appear?" asks where, and stays)
+_WHERE_SHOWS = _rx(r"^\s*where\s+(?:does|do|did|has|have)\s+(?P<x>.+?)\s+(?:show(?:n)?\s+up|come\s+up|turn(?:ed)?\s+up|get\s+used|been\s+used)\b\s*")
 # "Papers where a classic evolutionary method does the heavy lifting": papers built on it (an idiom, no topic)
 _HEAVY_LIFTING = _rx(r"\b(?:where|in\s+which)\s+(?P<x>.+?)\s+(?:does|do|did|is\s+doing|are\s+doing)\s+(?:the|most\s+of\s+the)\s+heavy\s+lifting\b")
 # "Quantization papers that aren't about transformer LLMs: …": quantization papers, …, not transformer LLMs
@@ -351,7 +352,7 @@ _REVERSE_HEADING = _rx(r"^\s*(?:(?:kind|sort)\s+of\s+|somewhat\s+)?(?:the\s+)?(?
 # "Think Gumbel-softmax, straight-through or surrogate gradients.": examples of what the request asks for
 _EXAMPLES_SENTENCE = _rx(r"^\s*(?:think(?:\s+of)?|things\s+like|e\.\s?g\.?,?|for\s+example,?|for\s+instance,?|such\s+as|say,?)\s+(?P<x>.+?)[.!]?\s*$")
 # "…; methods, privacy attacks and backdoor defenses all count, but plain FedAvg on images does not"
-_COUNTS_BUT = _rx(r"\s*[;,]\s*[^;,]*(?:,\s*[^;,]*)*?\s+(?:all\s+|also\s+)?counts?,?\s+but\s+(?P<x>[^;]+?)\s+(?:does|do)(?:\s+not|n'?t)(?:\s+count)?(?P<end>\s*[.!?]?\s*)$")
+_COUNTS_BUT = _rx(r"\b(?:all\s+|also\s+)?counts?,?\s+but\s+(?P<x>[^;]+?)\s+(?:does|do)(?:\s+not|n'?t)(?:\s+count)?(?P<end>\s*[.!?]?\s*)$")
 
 
 def restate(question: str) -> str:
@@ -369,7 +370,10 @@ def restate(question: str) -> str:
         x = m.group("x") or re.sub(r"\s*(?:,\s*)?\b(?:nor|and\s+not|or)\b\s*", " or ", m.group("neither"))
         x = re.sub(r"\s+either\s*$", "", x.strip())
         text = f"{rest.rstrip(' ?.!')}, not {x}{end}"
-    text = _COUNTS_BUT.sub(lambda m: f", not {m.group('x')}{m.group('end')}", text)
+    counts = _COUNTS_BUT.search(text)
+    start = text.rfind(";", 0, counts.start()) if counts else -1
+    if counts and start >= 0:  # the clause after the semicolon is inclusive: what it sets aside stays
+        text = f"{text[:start]}, not {counts.group('x')}{counts.group('end')}"
     text = _PEOPLE_GET.sub(lambda m: f"{m.group('wh')} do {m.group('x')} ", text)
     reverse = _REVERSE_HEADING.match(text)
     if reverse:
