@@ -1140,3 +1140,15 @@ def test_one_side_of_a_and_b_is_met_by_most_of_that_side() -> None:
     stats = TermStats.from_texts([f"{s.title} {s.text}" for s in (pretrained, rewiring, *ALL)] + common)
     adm = admit(read("GNN pretraining and cross-graph transfer"), [pretrained, rewiring], stats)
     assert adm.judgements[1].admitted and not adm.judgements[2].admitted, adm.judgements
+
+
+def test_what_a_thing_is_like_is_the_thing() -> None:
+    # "Koopman-style ideas" needed "koopman style" together, which no paper on a Koopman operator writes,
+    # and the question was refused
+    r = read("Anyone using Koopman-style ideas for forecasting or control?")
+    unit = next(u for f in r.facets for u in f.units if u.text == "koopman-style")
+    assert unit.alternatives == [("koopman",)], unit.alternatives
+    # "prompt-based" is written so: both words stay
+    r = read("Which continual learning papers are prompt-based?")
+    unit = next(u for f in r.facets for u in f.units if u.text == "prompt-based")
+    assert ("prompt", "base") in unit.alternatives, unit.alternatives

@@ -488,14 +488,22 @@ def _is_content(w: str) -> bool:
     return w not in STOPWORDS and w not in FRAMING and w not in _FRAME_EXTRA and (len(w) > 1 or w.isdigit())
 
 
+_LIKE_SUFFIXES = frozenset({"style", "like", "esque", "inspired"})  # ("prompt-based", "Adam-type" are written so)
+
+
 def _word_unit(w: str) -> Unit | None:
     """One question word as a unit: its stem and its family's phrasings; a hyphenated word as its
     parts in one sentence or written whole."""
     if not _is_content(w):
         return None
     parts = [p for p in w.split("-") if p]
-    if len(parts) > 1:
-        alts: list[tuple[str, ...]] = [tuple(stem(p) for p in parts), (stem("".join(parts)),)]
+    if len(parts) > 1 and parts[-1] in _LIKE_SUFFIXES:
+        # "Koopman-style ideas", "MaskGIT-like models": what they are like is the word
+        # (a paper on a Koopman operator never says "Koopman-style")
+        parts = parts[:-1]
+        alts: list[tuple[str, ...]] = [tuple(stem(p) for p in parts)] + ([(stem("".join(parts)),)] if len(parts) > 1 else [])
+    elif len(parts) > 1:
+        alts = [tuple(stem(p) for p in parts), (stem("".join(parts)),)]
     else:
         alts = [(stem(w),)]
         if w in _NUMBERS:
