@@ -382,12 +382,14 @@ def _is_list(low: list[str], q: str) -> bool:
 # The answer's shape: one paper for "which paper …", "what is …", "how does …" unless the question
 # names several ("papers", "works"); a list otherwise, and for every question `_is_list` reads as one
 # (list_question decides how deep retrieval reads; this, how many papers an answer shows).
+# A question that opens by naming the paper it asks about: "In 'Title', why …", "According to 'Title', how …"
+TITLE_LEAD = r"(?:in|according\s+to)\s+[\"“'‘]"
 _ONE_PAPER = re.compile(
     r"\b(?:which|what)\s+(?:iclr\s*2025\s+)?(?:paper|work|study|article|method|model|benchmark|dataset|"
     r"framework|approach|system)\b|\bthe\s+(?:paper|work|study)\b|^\s*(?:what|who)\s+(?:is|was|does|did)\b|"
     r"^\s*how\s+(?:does|did|is)\b|"
     # "According to 'Title', why …", "how do the authors fix it": what one paper says
-    r"^\s*(?:according\s+to|in)\s+[\"“'‘]|^\s*according\s+to\b|\bthe\s+authors\b",
+    rf"^\s*{TITLE_LEAD}|^\s*according\s+to\b|\bthe\s+authors\b",
     re.I,
 )
 _SEVERAL = re.compile(r"\b(?:papers|works|studies)\b", re.I)

@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rag.text.query import is_question
+from rag.text.query import TITLE_LEAD, is_question
 from rag.text.terms import FRAMING, LEADING_FRAME, PROPOSAL_VERBS, STOPWORDS, compounds, stem, words
 
 Asks = Literal["method", "reason", "finding", "benchmark", "theory", "comparison", "papers"]
@@ -212,7 +212,7 @@ _FRAME_EXTRA = frozenset(
 _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
     ("comparison", re.compile(r"\b(?:compare|compared|comparison|versus|vs\.?|differ|difference|better than)\b", re.I)),
     # (after a clause that names the paper: "In 'Title', why do …", "According to 'Title', how …")
-    ("reason", re.compile(r"^\W*(?:(?:in|according\s+to)\s+[\"“'‘][^,]+,\s*)?why\b|\band\s+why\b|\bwhat\s+(?:causes|explains)\b|\breasons?\s+(?:why|for)\b", re.I)),
+    ("reason", re.compile(rf"^\W*(?:{TITLE_LEAD}[^,]+,\s*)?why\b|\band\s+why\b|\bwhat\s+(?:causes|explains)\b|\breasons?\s+(?:why|for)\b", re.I)),
     ("finding", re.compile(
         r"\bwhat\b.*\b(?:find|found|show|shown|reveal|observe|conclude|learn)\b|\bfindings?\b|"
         r"\b(?:find|finds|show|shows|reveal|reveals|suggest|suggests)\s+that\b|\bresults?\b|\bevidence\b|\binsights?\b",
@@ -220,7 +220,7 @@ _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
     )),
     ("theory", re.compile(r"\b(?:prove|proves|proof|theorem(?!\s+prov)|bound|bounds|guarantee|guarantees|theoretical|theory|convergence rate)\b", re.I)),
     ("benchmark", re.compile(r"\b(?:benchmarks?|datasets?|evaluation suites?|leaderboard)\b", re.I)),
-    ("method", re.compile(r"^\W*(?:(?:in|according\s+to)\s+[\"“'‘][^,]+,\s*)?how\b(?!\s+(?:many|much|often|long|large|big|fast|old|far)\b)|\band\s+how\b|\bby what means\b|\bwhat (?:method|technique|approach|mechanism)s?\b|\bmethods?\b|\btechniques?\b|\bapproaches\b", re.I)),
+    ("method", re.compile(rf"^\W*(?:{TITLE_LEAD}[^,]+,\s*)?how\b(?!\s+(?:many|much|often|long|large|big|fast|old|far)\b)|\band\s+how\b|\bby what means\b|\bwhat (?:method|technique|approach|mechanism)s?\b|\bmethods?\b|\btechniques?\b|\bapproaches\b", re.I)),
 )
 _HOW_OF_A_SUBJECT = re.compile(r"^\W*how\s+(?:does|do|did|can|could|is|are|was|were)\b", re.I)
 _ASKS_RULES_BENCHMARK = re.compile(r"(?:benchmarks?|datasets?|suites?|leaderboards?)$", re.I)
