@@ -299,6 +299,9 @@ def test_a_description_then_a_sentence_that_sets_something_aside(asked: str, pla
         # "Anyone using X?" was read with "anyone" as the topic; "Who's doing X?" too
         ("Anyone using successor features in RL?", "Which papers are using successor features in RL?"),
         ("Who's backpropagating through discrete operations?", "Which papers are backpropagating through discrete operations?"),
+        # "still" was no part of the form: the question stayed a "who" question, and its list was cut to three
+        ("Who's still using expectation-maximization?", "Which papers are using expectation-maximization?"),
+        ("Is anyone still building on variational autoencoders?", "Which papers are building on variational autoencoders?"),
         # a sentence of examples after the request gives examples of it (it was dropped)
         ("Who's backpropagating through discrete operations? Think Gumbel-softmax or straight-through estimators.",
          "Which papers are backpropagating through discrete operations, e.g. Gumbel-softmax or straight-through estimators?"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.grounding.admission import acronyms, admit, aside_options, expand_units
+from rag.text.phrasing import restate
 from rag.text.query import strip_frame
 from rag.text.reading import read, without_aside
 from rag.text.roles import sentence_roles
@@ -1152,3 +1153,25 @@ def test_what_a_thing_is_like_is_the_thing() -> None:
     r = read("Which continual learning papers are prompt-based?")
     unit = next(u for f in r.facets for u in f.units if u.text == "prompt-based")
     assert ("prompt", "base") in unit.alternatives, unit.alternatives
+
+
+def test_a_technique_the_papers_use_is_met_by_one_sentence_of_what_the_paper_does() -> None:
+    # "Which papers use expectation-maximization?" listed one paper: DiffPuter and ISE name EM once each,
+    # in the sentence that says what they do, and one mention scored as a passing one
+    method = ["Molecular relational learning studies how molecules interact.",
+              "We present an integrated dynamic framework called Iterative Substructure Extraction (ISE).",
+              "ISE employs the Expectation-Maximization (EM) algorithm for MRL tasks, where substructures are latent.",
+              "Experiments validate the superiority of our model."]
+    passing = ["Expectation-maximization (EM) has long been used for mixtures.",
+               "We study calibration of classifiers under label shift.",
+               "Our estimator is consistent and experiments confirm it."]
+    ise, other, stats = _pair(("Iterative Substructure Extraction for Molecular Relational Learning", method),
+                              ("Calibration under Label Shift", passing))
+    used = read("Which papers use expectation-maximization?")
+    assert used.used and used.topic is not None and used.topic.label == "expectation-maximization"
+    assert admit(used, [ise, other], stats).admitted() == [1]
+    # the same words as what the papers are about: one mention is still one in passing
+    about = read("expectation-maximization")
+    assert not about.used and admit(about, [ise, other], stats).admitted() == []
+    # "Who is still building on X?": X is what the papers build on
+    assert read(restate("Who is still building on variational autoencoders?")).used

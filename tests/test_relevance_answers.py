@@ -870,3 +870,12 @@ def test_a_how_or_why_question_about_one_named_paper_quotes_more_of_its_how_and_
     assert len(b.items) == 1 and "inability to break symmetries" in b.text, b.text
     assert_every_cited_sentence_supported(a)
     assert_every_cited_sentence_supported(b)
+
+
+def test_papers_that_use_a_technique_in_what_they_do_are_listed(full_rag) -> None:
+    # one paper was listed: DiffPuter ("a tailored diffusion model combined with the Expectation-Maximization
+    # (EM) algorithm") and ISE ("ISE employs the Expectation-Maximization (EM) algorithm") name EM once
+    a = full_rag.ask("Who's still using expectation-maximization?")
+    titles = _titles(a)
+    assert any(t.startswith("DiffPuter") for t in titles), a.text
+    assert any(t.startswith("Iterative Substructure Extraction") for t in titles), a.text

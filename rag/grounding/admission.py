@@ -45,7 +45,8 @@ TOPIC_OWN = 0.3  # ... and its title + own sentences
 CONSTRAINT_OWN = 0.5  # share of each constraint its title + own sentences must hold
 TOPIC_PART = 0.4  # share of each part of "A of B" the paper must hold by itself ("explanations" of
 # "chain-of-thought explanations" is enough; "text" of "LLM-generated text" is not)
-DIRECTION_ROLES = frozenset({"contribution", "method"})
+# Sentences of what the paper does: where it takes a direction and names the technique it uses
+DOING_ROLES = frozenset({"contribution", "method"})
 TOGETHER = 0.8  # share of the question a low-ranked candidate states in one sentence or its title
 # A quantity or a numbered name ("one-trillion-parameter", "175B", "GPT-4", "1-bit") is stated
 # exactly or not at all: a topic unit with one is needed by every listed paper; so is a length of
@@ -153,6 +154,7 @@ class Judgement:
     topic_own: float
     constraints: list[float]
     central: float = 0.0  # how much the paper is about the topic: in its title, in several sentences
+    uses: bool = False  # a sentence of what the paper does holds the technique the question asks it to use
     missing: list[str] = field(default_factory=list)
     admitted: bool = False
     related: bool = False
@@ -305,6 +307,14 @@ def centrality(paper: PaperText, topic: Sequence[Unit]) -> float:
     return 0.5 * title + 0.5 * min(1.0, mentions / 3)
 
 
+def uses(paper: PaperText, topic: Sequence[Unit]) -> bool:
+    """Whether a sentence of what the paper does holds the technique: "this paper introduces DiffPuter,
+    a diffusion model combined with the Expectation-Maximization (EM) algorithm", "ISE employs the
+    Expectation-Maximization (EM) algorithm" name EM once, and use it."""
+    return bool(topic) and any(r in DOING_ROLES and share(topic, [g]) >= TOPIC_OWN
+                               for g, r in zip(paper.sentence_regions, paper.roles))
+
+
 CENTRAL = 0.17  # a title that holds the topic, or a sentence that does
 # An example stands for the topic only when few papers use its words (under 2 % of 2,115: "MRI",
 # "FSQ", "X-ray"; not "text" or "images", which "AI-generated content (text, images)" gives)
@@ -391,7 +401,7 @@ def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:
         return 0.0
     # an aside in parentheses describes something else ("… on LiveCodeBench (a contamination-free benchmark)")
     texts = [ASIDE.sub(" ", t) for t in
-             [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r in DIRECTION_ROLES]]
+             [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r in DOING_ROLES]]
     return 1.0 if any(own_mentions(t, alts, family) for t in texts) else 0.0
 
 
@@ -480,14 +490,16 @@ def _whole(side: Sequence[Unit], regions: Sequence[Region]) -> float:
 
 
 def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, list[Unit]]],
-          sides: Sequence[list[Unit]] = (), given: Sequence[list[Unit]] = ()) -> Judgement:
+          sides: Sequence[list[Unit]] = (), given: Sequence[list[Unit]] = (), used: bool = False) -> Judgement:
     """How the paper meets the topic (or one side of it) and each constraint. `given`: per constraint,
-    the rare examples the question gives of it; a paper that states one meets it."""
+    the rare examples the question gives of it; a paper that states one meets it. `used`: the topic is
+    a technique the papers use, met by a sentence of what the paper does (`uses`)."""
     every = paper.regions(None)
     own = paper.regions(OWN)
     j = Judgement(paper.source.number, max([share(topic, every)] + [_whole(s, every) for s in sides]),
                   max([share(topic, own)] + [_whole(s, own) for s in sides]), [],
-                  max([centrality(paper, topic)] + [centrality(paper, s) for s in sides]))
+                  max([centrality(paper, topic)] + [centrality(paper, s) for s in sides]),
+                  uses=used and any(uses(paper, t) for t in [topic, *sides]))
     for k, (facet, units) in enumerate(constraints):
         if facet.kind == "direction":
             value = states_direction(paper, units)
@@ -504,7 +516,7 @@ def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, li
     # "watermarks of LLM-generated text": each part met by itself
     parts = [[u for u in topic if u.part == k] for k in (0, 1)] if any(u.part for u in topic) else []
     j.mentions = not topic or (j.topic_all >= TOPIC_ALL and all(share(p, every) >= TOPIC_PART for p in parts))
-    topic_ok = j.mentions and (not topic or (j.topic_own >= TOPIC_OWN and j.central >= CENTRAL))
+    topic_ok = j.mentions and (not topic or (j.topic_own >= TOPIC_OWN and (j.central >= CENTRAL or j.uses)))
     j.on_topic = topic_ok
     j.admitted = topic_ok and not j.missing
     j.related = topic_ok and bool(j.missing)
@@ -601,7 +613,7 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     for n, p in papers.items():
         own = defined[n]
         j = judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints],
-                                  sides, given)
+                                  sides, given, reading.used)
         by_example = [any(met(u, p.regions(None)) for u in ex) for ex in given]
         # stated as the paper's own, in any sentence: not "methods that do not employ look-ahead
         # search", "unlike existing watermarks" (`_theirs`)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rag.grounding.admission import (
-    DIRECTION_ROLES,
+    DOING_ROLES,
     KIND_GROUP,
     NOT_A_BENCHMARK,
     QUANTITY_WORD,
@@ -357,7 +357,7 @@ def quote_bonus(sentence: str, role: str, proposal: float) -> float:
     paper proposes what it is ("we introduce X, a …", in a contribution or method sentence) rather
     than what it says of it afterwards ("our attack is effective"); less for what the authors advise
     ("we caution that …"), which is not what they did."""
-    bonus = proposal if proposal and role in DIRECTION_ROLES and _WE_PROPOSE.search(sentence) else 0.0
+    bonus = proposal if proposal and role in DOING_ROLES and _WE_PROPOSE.search(sentence) else 0.0
     return bonus - (ADVICE_PENALTY if _ADVICE.search(sentence) else 0.0)
 _WE_PROPOSE = re.compile(rf"\bwe\s+(?:\w+\s+){{0,2}}(?:{'|'.join(PROPOSAL_VERBS)})(?:s|d|ed)?\b", re.I)
 
@@ -899,7 +899,7 @@ def _items(
 
     def aim_bonus(sentence: str, role: str) -> float:
         """Only a sentence of what the paper does (contribution, method) states its own aim."""
-        if role not in DIRECTION_ROLES:
+        if role not in DOING_ROLES:
             return 0.0
         if sentence not in aimed:
             aimed[sentence] = AIM_BONUS if aims and own_mentions(sentence, aims) else 0.0

@@ -35,11 +35,16 @@ _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"'“])")
 # "e.g.", "et al.", an initial ("Michael M. Bronstein"): no sentence ends there
 _ABBREVIATION_END = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|cf|al|approx|fig|eq|no)|(?<![\w.])[A-Z])\.$", re.I)
 
+# The venue, however it is written: "ICLR", "ICLR 2025", "ICLR'25", "ICLR 25"
+_VENUE = r"iclr(?:\s*'?(?:20)?25)?"
+# "at ICLR 2025", "from this year's ICLR": where every paper here is from, no part of what is asked
+_AT_VENUE = rf"(?:(?:at|from|in)\s+(?:this\s+year'?s\s+)?{_VENUE}\s+)?"
+
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|dear\s+\w+)\b[,!.]?\s*", re.I)
 _POLITE = r"(?:please\s+)?"
 # What a request names before its content: "papers that", "work on", "a paper that", "the ones which"
 _HEAD = (
-    r"(?:(?:an?|the|some|any|all|recent)\s+)?(?:iclr\s*(?:2025\s+)?)?"
+    rf"(?:(?:an?|the|some|any|all|recent)\s+)?(?:{_VENUE}\s+)?"
     r"(?P<head>papers?|works?|research|studies|study|articles?|ones|those|anything|something)"
     r"(?:\s+(?:that|which|who|where|in\s+which)\b(?:\s+(?:are|is))?|\s+(?:on|about|regarding|into|addressing|tackling)\b)?"
 )
@@ -50,12 +55,12 @@ _OPENERS = re.compile(
     # "I work on recommender systems and want to see what ICLR 2025 has on …"
     r"(?:(?:i|we)\s+(?:work|am\s+working|are\s+working)\s+on\s+[^,.;]+?\s+and\s+)?(?:(?:i|we)\s+)?"
     r"(?:want|need|would\s+like|'d\s+like)\s+to\s+(?:see|know|find\s+out|learn)\s+what\s+"
-    r"(?:iclr(?:\s*2025)?|the\s+conference|this\s+year|there)\s+(?:has|have|is|offers?)\s+(?:on|about|for|in)\s+|"
+    rf"(?:{_VENUE}|the\s+conference|this\s+year|there)\s+(?:has|have|is|offers?)\s+(?:on|about|for|in)\s+|"
     rf"{_POLITE}(?:can|could|would)\s+you\s+{_POLITE}(?:find|show|list|give|recommend|suggest|point)\s+(?:me\s+|us\s+)?(?:to\s+)?"
     rf"|{_POLITE}(?:show|find|give|recommend|suggest)\s+(?:me|us)\s+"
     r"|(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+)?(?:looking|searching|hunting)\s+for\s+"
     r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+trying\s+to\s+(?:find|understand|learn\s+about)\s+"
-    r"|is\s+there\s+(?:any\s+)?(?:iclr(?:\s*'?(?:20)?25)?\s+)?(?=(?:work|research|literature)\b)"
+    rf"|is\s+there\s+(?:any\s+)?(?:{_VENUE}\s+)?(?=(?:work|research|literature)\b)"
     r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:after|interested\s+in)\s+"
     r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like)\s+to\s+(?:know|understand|learn|see)\s+(?=(?:how|why|what|whether|which)\b)"
     r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like|am\s+looking\s+for)\s+(?:to\s+(?:find|see|read(?:\s+about)?|know\s+(?:about|of))\s+)?"
@@ -71,18 +76,17 @@ _RECALLED = _rx(
 # "I remember a text-to-music paper at ICLR 2025 that generated songs": which text-to-music paper generated them
 _RECALLED_KIND = _rx(
     r"^\s*(?:i|we)\s+(?:remember|recall|once\s+read|read|heard|saw)\s+(?:about\s+|of\s+)?(?:an?|the|one|some)\s+"
-    r"(?P<kind>(?:(?!iclr\b|paper\b)[\w-]+\s+){1,3}?)(?:iclr\s*(?:2025\s+)?)?(?P<head>paper|work|study|article)\s+"
-    r"(?:(?:at|from|in)\s+iclr(?:\s*2025)?\s+)?(?P<on>that|which|where|about|on)\s+(?P<claim>.+)$",
+    rf"(?P<kind>(?:(?!iclr\b|paper\b)[\w-]+\s+){{1,3}}?)(?:{_VENUE}\s+)?(?P<head>paper|work|study|article)\s+"
+    rf"{_AT_VENUE}(?P<on>that|which|where|about|on)\s+(?P<claim>.+)$",
 )
 # "Has anyone explained why …", "Have any papers shown how …", "Did anyone (at ICLR 2025) propose …";
 # and wondered: "I'm working on X and wondering whether anyone at ICLR looked at Y", "I'm curious who is
-# using Y" (the venue is where every paper here is from, and the asker's own work is not the question)
-_AT_VENUE = r"(?:(?:at|from|in)\s+(?:this\s+year'?s\s+)?iclr(?:\s*'?(?:20)?25)?\s+)?"
+# using Y" (the asker's own work is not the question)
 _ANYONE_SUBJECT = r"(?:anyone|anybody|anything|any\s+(?:papers?|works?|studies|research))"
 _ANYONE = _rx(
     rf"^\s*(?:(?:has|have|did|does)\s+{_ANYONE_SUBJECT}\s+|"
     # "Anyone using successor features …?", "Who's backpropagating through discrete operations?"
-    r"(?:(?:is|are)\s+)?(?:anyone|anybody)\s+(?=[a-z]+ing\b)|who(?:'s|\s+is|\s+are)\s+(?=[a-z]+ing\b)|"
+    r"(?:(?:is|are)\s+)?(?:anyone|anybody)\s+(?:still\s+)?(?=[a-z]+ing\b)|who(?:'s|\s+is|\s+are)\s+(?:still\s+)?(?=[a-z]+ing\b)|"
     r"(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:(?:working\s+on\s+(?P<own>[^,.;]+?)|an?\s+[^,.;]+?),?\s+and\s+(?:i\s+)?)?|(?:i|we)\s+)?"
     rf"(?:wondering|wonder|curious)\s+(?:whether|if|who|what)\s+(?:{_ANYONE_SUBJECT}\s+|people\s+|researchers\s+)?)"
     rf"{_AT_VENUE}(?:(?:has|have|is|are)\s+)?(?P<verb>(?!about\b)[a-z]+)\s+(?P<rest>.*)$",
@@ -108,7 +112,7 @@ _WHAT_WORK = re.compile(
 # "Papers on X" as a heading
 _HEADING = re.compile(r"^\s*(?:(?:papers|works|research|studies)\s+(?:on|about|regarding|where|in\s+which|whose)"
                       r"|(?:(?:have\s+you\s+|you\s+)?got|(?:is|was)\s+there|(?:are|were)\s+there)\s+anything\s+"
-                      r"(?:(?:at|from|in)\s+iclr(?:\s*2025)?\s+)?(?:on|about|regarding))\s+", re.I)
+                      rf"{_AT_VENUE}(?:on|about|regarding))\s+", re.I)
 
 
 def _sentences(text: str) -> list[str]:
@@ -264,11 +268,11 @@ _POINTS_BACK = _rx(
 # "I'm working with face images: A, B and C. Did ICLR 2025 have anything along those lines?": the
 # request asks for papers on what the sentences before it name
 _ALONG_THOSE = _rx(
-    r"^.*\b(?:anything|any\s+(?:papers?|work|studies|research)|(?:iclr(?:\s*2025)?\s+)?(?:papers?|work|studies|research))\s+"
-    r"(?:(?:at|from|in)\s+iclr(?:\s*2025)?\s+)?"
+    rf"^.*\b(?:anything|any\s+(?:papers?|work|studies|research)|(?:{_VENUE}\s+)?(?:papers?|work|studies|research))\s+"
+    rf"{_AT_VENUE}"
     r"(?:along\s+(?:those|these|the\s+same)\s+lines|like\s+(?:that|this|those|these|it)|of\s+(?:that|this|the\s+sort|the\s+kind)"
     r"(?:\s+(?:sort|kind))?|on\s+(?:that|this|these|those|it)(?:\s+(?:front|topic|area|problem|setting))?)"
-    r"(?:\s+(?:at|from|in)\s+iclr(?:\s*'?(?:20)?25)?)?"  # "Was there anything like that at ICLR 2025?"
+    rf"(?:\s+(?:at|from|in)\s+{_VENUE})?"  # "Was there anything like that at ICLR 2025?"
     # "… work on this, e.g. Koopman-based models or metriplectic networks?": the examples stay
     r"(?P<tail>\s*,?\s*(?:e\.\s?g\.?|such\s+as|for\s+example|for\s+instance|like|say)\b[^?]*)?\s*\??\s*$")
 _FIRST_PERSON = _rx(r"^\s*(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:working|looking|interested)\s+(?:with|on|in|at)\s+"
@@ -332,7 +336,7 @@ def _does_this(sentences: list[str]) -> str:
 
 
 # "this year" is the venue's: no word of the topic ("Where does self-distillation show up this year?")
-_THIS_YEAR = _rx(r"(?:,?\s+(?:at\s+iclr(?:\s*2025)?\s+)?this\s+year\b(?!'s)|\bthis\s+year'?s\s+)")
+_THIS_YEAR = _rx(rf"(?:,?\s+(?:at\s+{_VENUE}\s+)?this\s+year\b(?!'s)|\bthis\s+year'?s\s+)")
 # "Where does self-distillation show up, with …?": which papers use self-distillation, with … ("Where does
 # the attention sink appear?" asks where, and stays)
 _WHERE_SHOWS = _rx(r"^\s*where\s+(?:does|do|did|has|have)\s+(?P<x>.+?)\s+(?:show(?:n)?\s+up|come\s+up|turn(?:ed)?\s+up|get\s+used|been\s+used)\b\s*")

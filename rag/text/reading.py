@@ -291,6 +291,8 @@ class Reading(BaseModel):
     topic: Facet | None = None
     constraints: list[Facet] = Field(default_factory=list)
     aside: str = Field("", description="What the question sets aside ('rather than only benchmarking tool use').")
+    used: bool = Field(False, description="The topic is a technique the papers use ('Which papers use "
+                       "expectation-maximization?'), not what they are about.")
 
     @property
     def facets(self) -> list[Facet]:
@@ -1008,6 +1010,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
     marker = ""
     current: list[str] = []
     direction: str | None = None
+    used = False  # the topic is what the papers use or build on
 
     def close() -> None:
         nonlocal current
@@ -1079,6 +1082,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             nxt = words[i + 1]
         if (w in _BUILDS or w in _RESTS) and not has_content and nxt in ("on", "upon", "around"):
             i += 2  # "papers built around Shapley values", "lean on X": what they are built on is the topic
+            used = True
             continue
         if (w == "based" or w in _BUILDS) and nxt in ("on", "upon", "around"):
             # "based on diffusion models"; "time-series papers building on diffusion models"
@@ -1212,6 +1216,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
     if topic is None and constraints and constraints[0].kind != "direction":
         # "with RL" alone, or a setting only: it is the topic
         first = constraints.pop(0)
+        used = first.kind == "technique"
         topic = first.model_copy(update={"kind": "topic", "label": " ".join(u.text for u in first.units)})
     if topic is not None:
         topic = topic.model_copy(update={"units": _needed(topic.units, question, direction),
@@ -1234,4 +1239,5 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             (units for text, units in given.items() if text == c.text or (len(text.split()) >= 2 and text in c.text)), [])})
             if c.kind not in ("direction", "role") else c for c in constraints]
     aside = _CONTRAST.search(question)
-    return Reading(asks=asks, topic=topic, constraints=constraints, aside=aside.group(0).strip(" ,?.!") if aside else "")
+    return Reading(asks=asks, topic=topic, constraints=constraints, aside=aside.group(0).strip(" ,?.!") if aside else "",
+                   used=used)
