@@ -302,6 +302,19 @@ def test_a_description_then_a_sentence_that_sets_something_aside(asked: str, pla
         # "still" was no part of the form: the question stayed a "who" question, and its list was cut to three
         ("Who's still using expectation-maximization?", "Which papers are using expectation-maximization?"),
         ("Is anyone still building on variational autoencoders?", "Which papers are building on variational autoencoders?"),
+        # "I'd like" has no space before "'d": the request was not found, and the reading read the asker's story
+        ("We build coding agents. I'd like ICLR 2025 work that makes agents better on repository tasks.",
+         "Which papers makes agents better on repository tasks?"),
+        ("My group does docking. I'd like to catch up on structure-based drug design.",
+         "Which papers study structure-based drug design?"),
+        # a typed apostrophe is often the typographic one
+        ("I’m looking for papers on jailbreak defenses. Not new attacks.",
+         "Which papers study jailbreak defenses, not new attacks?"),
+        # "when you don't have X" was read as a setting that asks for X
+        ("How do you align an LLM when you don't have clean chosen-vs-rejected pairs?",
+         "How do you align an LLM without clean chosen-vs-rejected pairs?"),
+        ("What did ICLR 2025 say about training for long context?", "Which papers study training for long context?"),
+        ("Anyone using causal machinery as a lens on LLMs?", "Which papers are using causal machinery to study LLMs?"),
         # a sentence of examples after the request gives examples of it (it was dropped)
         ("Who's backpropagating through discrete operations? Think Gumbel-softmax or straight-through estimators.",
          "Which papers are backpropagating through discrete operations, e.g. Gumbel-softmax or straight-through estimators?"),

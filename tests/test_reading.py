@@ -1175,3 +1175,12 @@ def test_a_technique_the_papers_use_is_met_by_one_sentence_of_what_the_paper_doe
     assert not about.used and admit(about, [ise, other], stats).admitted() == []
     # "Who is still building on X?": X is what the papers build on
     assert read(restate("Who is still building on variational autoencoders?")).used
+
+
+def test_a_verb_that_only_takes_its_object_is_no_part_of_the_topic() -> None:
+    # "deal with X" made "deal" a unit of the topic and "with tracking" an option of it
+    r = read("What ICLR 2025 papers deal with tracking or localizing objects?")
+    assert [u.text for u in r.topic.units] == ["tracking or localizing", "objects"], r.topic.units
+    # "as a lens on" names no role the papers must play ("machinery as lens" was required)
+    r = read("Which papers use causal-inference machinery as a lens on language models?")
+    assert not any(f.kind == "role" for f in r.constraints), r.constraints

@@ -40,6 +40,9 @@ _VENUE = r"iclr(?:\s*'?(?:20)?25)?"
 # "at ICLR 2025", "from this year's ICLR": where every paper here is from, no part of what is asked
 _AT_VENUE = rf"(?:(?:at|from|in)\s+(?:this\s+year'?s\s+)?{_VENUE}\s+)?"
 
+# "I want", "we need", "I would like", "I'd like" (no space before "'d")
+_WANT = r"(?:(?:i|we)(?:\s+(?:want|need|would\s+like)|'d\s+like))"
+
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|dear\s+\w+)\b[,!.]?\s*", re.I)
 _POLITE = r"(?:please\s+)?"
 # What a request names before its content: "papers that", "work on", "a paper that", "the ones which"
@@ -53,8 +56,8 @@ _HEAD = (
 _OPENERS = re.compile(
     r"^\s*(?:"
     # "I work on recommender systems and want to see what ICLR 2025 has on …"
-    r"(?:(?:i|we)\s+(?:work|am\s+working|are\s+working)\s+on\s+[^,.;]+?\s+and\s+)?(?:(?:i|we)\s+)?"
-    r"(?:want|need|would\s+like|'d\s+like)\s+to\s+(?:see|know|find\s+out|learn)\s+what\s+"
+    r"(?:(?:i|we)\s+(?:work|am\s+working|are\s+working)\s+on\s+[^,.;]+?\s+and\s+)?"
+    rf"(?:{_WANT}|want|need|would\s+like)\s+to\s+(?:see|know|find\s+out|learn)\s+what\s+"
     rf"(?:{_VENUE}|the\s+conference|this\s+year|there)\s+(?:has|have|is|offers?)\s+(?:on|about|for|in)\s+|"
     rf"{_POLITE}(?:can|could|would)\s+you\s+{_POLITE}(?:find|show|list|give|recommend|suggest|point)\s+(?:me\s+|us\s+)?(?:to\s+)?"
     rf"|{_POLITE}(?:show|find|give|recommend|suggest)\s+(?:me|us)\s+"
@@ -62,9 +65,14 @@ _OPENERS = re.compile(
     r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+trying\s+to\s+(?:find|understand|learn\s+about)\s+"
     rf"|is\s+there\s+(?:any\s+)?(?:{_VENUE}\s+)?(?=(?:work|research|literature)\b)"
     r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:after|interested\s+in)\s+"
-    r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like)\s+to\s+(?:know|understand|learn|see)\s+(?=(?:how|why|what|whether|which)\b)"
-    r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like|am\s+looking\s+for)\s+(?:to\s+(?:find|see|read(?:\s+about)?|know\s+(?:about|of))\s+)?"
+    rf"|{_WANT}\s+to\s+(?:know|understand|learn|see)\s+(?=(?:how|why|what|whether|which)\b)"
+    # "I'd like to catch up on X", "I want to read about X"; not "I want to build …"
+    rf"|(?:{_WANT}|i\s+am\s+looking\s+for)\s+(?:to\s+(?:find|see|read(?:\s+(?:up\s+)?(?:about|on))?|know\s+(?:about|of)|"
+    r"catch\s+up\s+(?:on|with)|learn\s+about|get\s+up\s+to\s+speed\s+on)\s+|(?!to\b))"
     r"|do\s+you\s+know\s+(?:of\s+)?(?:any\s+)?"
+    # "What did ICLR 2025 say about X?", "What do people have on X?" (not what papers find: a finding)
+    rf"|what\s+(?:did|does|do|has|have)\s+(?:{_VENUE}|the\s+conference|(?:recent\s+)?papers|people|researchers|anyone)\s+"
+    r"(?:say|said|have|had|offer|offered)\s+(?:about|on)\s+"
     r"|are\s+there\s+(?:any\s+)?(?=[\w-]+s\s+(?:that|which)\b)"
     r")",
     re.I,
@@ -194,6 +202,8 @@ def _opened(sentence: str) -> str:
         # "work on X": which papers study X ("which papers X" says nothing they do)
         study = "study " if re.search(r"\b(?:on|about|regarding|into)\s*$", head.group(0), re.I) else ""
         return ("Which paper " if single else "Which papers ") + study + rest[head.end():]
+    if re.search(r"\b(?:on|about|with)\s+$", m.group(0), re.I):  # "I'd like to catch up on X", "learn about X"
+        return f"Which papers study {rest}"
     # "Looking for continual learning papers that build on …": which continual learning papers build on …
     kind = re.match(r"(?P<kind>(?:[\w-]+\s+){1,3}?)(?:papers|works|studies)\s+(?:that|which)\s+(?P<rest>.+)$", rest, re.I | re.S)
     if kind and not re.match(r"(?:an?|the|some|any|all|recent)\s", rest, re.I):
@@ -254,7 +264,7 @@ def _set_aside(sentence: str) -> str:
 _DOES_THIS = _rx(r"^\s*(?:which|what|any)\s+(?:papers|works|ones|studies)\s+(?:do|does|did|have\s+done)\s+(?:this|that|so|it)\s*\??\s*$")
 _WORKING_ON = _rx(
     r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:working\s+on|building|developing|studying)\s+(?P<x>[^,.;]+?)\s+and\s+"
-    r"(?:i\s+|we\s+)?(?:want|need|would\s+like|'d\s+like|plan|hope)\s+to\s+(?P<v>.+)$",
+    rf"(?:{_WANT}|(?:(?:i|we)\s+)?(?:want|need|would\s+like|plan|hope))\s+to\s+(?P<v>.+)$",
 )
 
 
@@ -277,7 +287,7 @@ _ALONG_THOSE = _rx(
     r"(?P<tail>\s*,?\s*(?:e\.\s?g\.?|such\s+as|for\s+example|for\s+instance|like|say)\b[^?]*)?\s*\??\s*$")
 _FIRST_PERSON = _rx(r"^\s*(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:working|looking|interested)\s+(?:with|on|in|at)\s+"
                     r"|(?:i|we)\s+(?:work|study|research)\s+(?:with|on)\s+"
-                    r"|(?:i|we)\s+(?:want|need|would\s+like|'d\s+like)\s+(?!to\b))")
+                    rf"|{_WANT}\s+(?!to\b))")
 # "I'm a computational neuroscientist.": who asks, no part of what is asked
 _IDENTITY = _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:an?\s+)?[\w\s-]{1,60}?(?:ist|er|or|ian|ent|ers|ists)\s*[.!]?\s*$")
 _WANTS_TO = _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are|i|we)\b.*?\b(?:would\s+like|'d\s+like|want|need|hope|plan)\s+to\s+"
@@ -359,11 +369,23 @@ _EXAMPLES_SENTENCE = _rx(r"^\s*(?:think(?:\s+of)?|things\s+like|e\.\s?g\.?,?|for
 _COUNTS_BUT = _rx(r"\b(?:all\s+|also\s+)?counts?,?\s+but\s+(?P<x>[^;]+?)\s+(?:does|do)(?:\s+not|n'?t)(?:\s+count)?(?P<end>\s*[.!?]?\s*)$")
 
 
+# "when you don't have clean preference pairs", "if there are no labels": without them (the setting
+# read as "when clean preference pairs" asked for the pairs)
+_LACKING = _rx(r"\b(?:when|if)\s+(?:there\s+(?:is|are)\s+no\s+|(?:you|we|one|they|i)\s+(?:(?:don'?t|do\s+not|can'?t|cannot)"
+               r"\s+(?:have|get)\s+(?:access\s+to\s+|any\s+)?|(?:have|has)\s+no\s+(?:access\s+to\s+)?|lack\s+))")
+
+
+# "causal machinery as a lens on LLMs": used to study them
+_LENS = _rx(r"\bas\s+an?\s+(?:lens|window)\s+(?:on|onto|into)\b")
+
+
 def restate(question: str) -> str:
     """The plain question a conversational request asks (unchanged when it is one already)."""
-    text = original = _GREETING.sub("", question).strip()
+    # (a typed apostrophe is often the typographic one: "I’m looking for …")
+    text = original = _GREETING.sub("", question.replace("’", "'")).strip()
     text = re.sub(r";\s+(?=(?:i|we)\b)", ". ", text, flags=re.I)  # "X doesn't interest me; I want Y": two sentences
     text = _THIS_YEAR.sub(" ", text).strip()
+    text = _LENS.sub("to study", _LACKING.sub("without ", text))
     text = _WHERE_SHOWS.sub(lambda m: f"Which papers use {m.group('x')} ", text).strip()
     text = re.sub(r"\s+([,?.!;])", r"\1", re.sub(r"\s{2,}", " ", text)) if text != original else text
     text = _HEAVY_LIFTING.sub(lambda m: f"built on {m.group('x')}", text)

@@ -568,7 +568,8 @@ _OTHER = frozenset({"other", "another", "similar", "related", "alternative", "su
 # Head nouns that say nothing beyond their modifier in an alternative ("time series or dynamic data").
 _GENERIC_HEADS = frozenset("data setting settings scenario scenarios problem problems task tasks".split())
 # ... nor do the heads of a technique ("contrastive objectives" is any contrastive learning)
-_GENERIC_HEADS |= frozenset("objective objectives loss losses method methods approach approaches technique techniques".split())
+_GENERIC_HEADS |= frozenset("objective objectives loss losses method methods approach approaches technique techniques "
+                            "machinery toolkit".split())
 _NUMBERS = dict(zip(
     "two three four five six seven eight nine ten twelve twenty thirty forty fifty hundred thousand".split(),
     "2 3 4 5 6 7 8 9 10 12 20 30 40 50 100 1000".split(),
@@ -764,6 +765,8 @@ def _topic_units(topic_words: list[str]) -> list[Unit]:
 _ROLE = re.compile(
     rf"\b(?:{'|'.join(sorted(_TECHNIQUE - {'with', 'via', 'through'}))}|treat|treats|treating)\s+"
     r"(?:[\w-]+\s+){0,5}?([\w-]+)\s+as\s+(?:an?\s+|the\s+)?"
+    # "as a lens on LLMs", "as a way to …": how it is used, no role a paper words so
+    r"(?!(?:lens|lenses|way|ways|means|window|tool|tools|basis|starting\s+point)\b)"
     r"([a-z][\w-]*(?:\s+[a-z][\w-]*)?(?:\s*,\s*[a-z][\w-]*(?:\s+[a-z][\w-]*)?)*\s*,?\s+or\s+[a-z][\w-]*(?:\s+[a-z][\w-]*)?"
     r"|[a-z][\w-]*)\s*(?:[?.!]|$|(?:for|in|to|on|when|with)\b)",
     re.I,
@@ -1066,6 +1069,10 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             i += 1
             continue
         governed = w == "with" and bool(current) and current[-1] in _TAKES_WITH  # "struggle with X": X is the topic
+        if governed and current[-1].startswith(("deal", "cop")) and not any(_is_content(x) for x in current[:-1]):
+            current.pop()  # "papers that deal with X": X, and nothing of the verb
+            i += 1
+            continue
         if w in _TECHNIQUE and not governed and not (w == "with" and (general or (not has_content and kind == "topic"))):
             close()
             kind, marker = "technique", w
