@@ -1184,3 +1184,19 @@ def test_a_verb_that_only_takes_its_object_is_no_part_of_the_topic() -> None:
     # "as a lens on" names no role the papers must play ("machinery as lens" was required)
     r = read("Which papers use causal-inference machinery as a lens on language models?")
     assert not any(f.kind == "role" for f in r.constraints), r.constraints
+
+
+def test_a_factorization_is_a_decomposition_and_less_memory_is_cheaper() -> None:
+    # "use low-rank factorization to make large models cheaper" was refused: Palu "decomposes the linear
+    # layers into low-rank matrices" to "reduce inference-time LLM memory usage"
+    palu, other, stats = _pair(
+        ("Palu: KV-Cache Compression with Low-Rank Projection",
+         ["Serving large models is bound by memory usage, which grows with the context.",
+          "This paper presents Palu, a KV-Cache compression framework that utilizes low-rank projection to reduce "
+          "inference-time memory usage of large models.",
+          "Palu decomposes the linear layers into low-rank matrices and reconstructs the keys on the fly."]),
+        ("Compressing Videos with a 3D VAE",
+         ["We introduce a 3D VAE to compress videos of large models across spatial and temporal dimensions.",
+          "It uses a low-rank factorization of the attention maps."]))
+    r = read("Which papers use low-rank factorization to make large models cheaper?")
+    assert admit(r, [palu, other], stats).admitted() == [1]
