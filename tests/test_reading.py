@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.grounding.admission import acronyms, admit, aside_options, expand_units
+from rag.grounding.admission import PaperText, acronyms, admit, aside_options, expand_units, set_aside
 from rag.text.phrasing import restate
 from rag.text.query import strip_frame
 from rag.text.reading import read, without_aside
@@ -485,7 +485,6 @@ def test_search_frames_a_question_only_where_it_starts() -> None:
 
 def test_a_needed_word_is_stated_as_the_papers_own() -> None:
     """A word every listed paper must state is not stated by "unlike existing watermarks"."""
-    from rag.grounding.admission import PaperText
 
     paper = PaperText.of(Source(number=1, paper_id="p", title="Robust image hashing", score=1.0,
                                 text="Unlike existing watermarks, we hash images. Our hash survives cropping."))
@@ -1200,3 +1199,13 @@ def test_a_factorization_is_a_decomposition_and_less_memory_is_cheaper() -> None
           "It uses a low-rank factorization of the attention maps."]))
     r = read("Which papers use low-rank factorization to make large models cheaper?")
     assert admit(r, [palu, other], stats).admitted() == [1]
+
+
+def test_an_acronym_set_aside_sets_aside_the_titles_that_write_it_out() -> None:
+    # "I've already read the LLM unlearning papers" left "MUSE: … Evaluation for Language Models" and
+    # "On Large Language Model Continual Unlearning" listed: only a title with "LLM" was set aside
+    titles = ["On Large Language Model Continual Unlearning", "MUSE: Machine Unlearning Six-Way Evaluation for Language Models",
+              "Knowledge Unlearning for LLMs", "DynFrs: Machine Unlearning in Random Forest"]
+    papers = {k: PaperText.of(_source(k, t, ["We study machine unlearning."])) for k, t in enumerate(titles, start=1)}
+    reading = read("Which papers study machine unlearning, not the LLM unlearning papers?")
+    assert set_aside(reading, papers) == {1, 2, 3}

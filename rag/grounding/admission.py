@@ -698,8 +698,20 @@ def set_aside(reading: Reading, papers: Mapping[int, PaperText]) -> set[int]:
         return set()
     asked = {stem(w) for f in reading.facets for w in words(f.text)}
     options = [(o, need) for o, need in options if o - asked]
-    return {n for n, paper in papers.items()
-            if any(len(o & paper.title_stems) >= need and (o - asked) & paper.title_stems for o, need in options)}
+
+    def named(paper: PaperText) -> frozenset[str]:
+        # an acronym the title writes out: "LLM unlearning" names "Continual Unlearning of Large Language Models"
+        spelled = {short for short, fam in _SPELLED.items()
+                   if met(Unit(text=short, alternatives=family_alternatives(fam)), [paper.title])}
+        return paper.title_stems | spelled
+
+    titles = {n: named(paper) for n, paper in papers.items()}
+    return {n for n, title in titles.items()
+            if any(len(o & title) >= need and (o - asked) & title for o, need in options)}
+
+
+# Acronyms an aside names, and the family of their written-out forms (rag.text.reading.FAMILIES)
+_SPELLED = {"llm": "llm", "vlm": "vlm", "rl": "reinforcement"}
 
 
 def titled_benchmark(paper: PaperText) -> bool:
