@@ -1209,3 +1209,13 @@ def test_an_acronym_set_aside_sets_aside_the_titles_that_write_it_out() -> None:
     papers = {k: PaperText.of(_source(k, t, ["We study machine unlearning."])) for k, t in enumerate(titles, start=1)}
     reading = read("Which papers study machine unlearning, not the LLM unlearning papers?")
     assert set_aside(reading, papers) == {1, 2, 3}
+
+
+def test_two_things_asked_jointly_are_each_needed_and_sound_is_audio() -> None:
+    # "work that models sound and vision jointly" listed audio-only papers (a text-to-sound model, an
+    # audio benchmark): "jointly" asks for both; and no paper on audio says "sound" was met
+    r = read("Which papers model sound and vision jointly?")
+    needed = {u.text for u in r.topic.units if u.needed}
+    assert {"sound", "vision"} <= needed, r.topic.units
+    assert ("audio",) in next(u for u in r.topic.units if u.text == "sound").alternatives
+    assert not {u.text for u in read("Which papers study sound and vision?").topic.units if u.needed} & {"sound", "vision"}

@@ -108,6 +108,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "code": ("code", "coding", "program", "programs", "programming", "software"),
     "robot": ("robot", "robots", "robotic", "robotics", "manipulation", "embodied"),
     "video": ("video", "videos"),
+    "audio": ("audio", "sound", "sounds", "acoustic"),  # (speech is one kind of audio: asked for, named)
     # "several LLM agents": papers write "multi-agent" or "multiple agents"
     "multiple": ("multiple", "several", "multi"),
     # text or images a model made: papers name them by whichever model they study
@@ -791,6 +792,9 @@ def second_question(question: str) -> str:
     return re.sub(r"^,?\s+and\s+", "", m.group(0)).strip() if m else ""
 
 
+_BOTH = re.compile(r"\bboth\s+([\w-]+)\s+and\s+([\w-]+)\b|\b([\w-]+)\s+and\s+([\w-]+)\s+(?:jointly|together|simultaneously)\b", re.I)
+
+
 def _needed(units: list[Unit], question: str, direction: str | None) -> list[Unit]:
     """The topic's units, those every listed paper must state marked `needed` (a topic of two or more
     units only): the verb after "Which papers" when it is the question's own action (not a general
@@ -812,9 +816,12 @@ def _needed(units: list[Unit], question: str, direction: str | None) -> list[Uni
     of_head = -1
     if action and any(u.part for u in units) and not {"and", "or", ","} & set(said):
         of_head = max(i for i, u in enumerate(units) if not u.part)
+    # "sound and vision jointly", "both text and images": each of the two, not either
+    both = _BOTH.search(question)
+    pair = {w.lower() for w in both.groups() if w} if both else set()
     return [
         u.model_copy(update={"needed": True})
-        if (i == 0 and action and u.text == action.group(1).lower() and u.weight == 1.0 and direction is None)
+        if u.text in pair or (i == 0 and action and u.text == action.group(1).lower() and u.weight == 1.0 and direction is None)
         or _MODEL_KINDS & set(u.alternatives)
         or ((phrase and i == len(units) - 1 or i == of_head) and u.weight == 1.0
             and u.text not in _HEAD_NOUNS_SAY_NOTHING and not u.text.endswith(("er", "ers"))) else u  # "PDE solvers" are what "solves PDEs"
