@@ -1219,3 +1219,11 @@ def test_two_things_asked_jointly_are_each_needed_and_sound_is_audio() -> None:
     assert {"sound", "vision"} <= needed, r.topic.units
     assert ("audio",) in next(u for u in r.topic.units if u.text == "sound").alternatives
     assert not {u.text for u in read("Which papers study sound and vision?").topic.units if u.needed} & {"sound", "vision"}
+
+
+def test_an_example_that_names_a_proof_asks_for_no_theory() -> None:
+    # "… e.g. perturbed problem variants, deeper proof structures or olympiad-level sets" was read as a
+    # theory question, and its quotes were chosen for theory results
+    assert read("Which papers stress-test whether LLMs really reason mathematically, e.g. perturbed problem "
+                "variants, deeper proof structures or olympiad-level sets?").asks == "papers"
+    assert read("Which papers prove convergence bounds for Adam?").asks == "theory"

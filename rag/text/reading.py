@@ -698,14 +698,15 @@ def _asks(question: str) -> Asks:
     stated = _CONTRAST.sub(" ", question)
     if _HOW_OF_A_SUBJECT.match(stated):  # "How does Bonsai condense a graph dataset …": its method
         return "method"
+    # what it gives as examples is no benchmark or theory asked for ("e.g. new benchmarks", "e.g. …
+    # deeper proof structures"), nor what it names as options ("…, either improving models or building
+    # benchmarks")
+    given = _CUT.sub(" ", stated)
     for kind, rx in _ASKS_RULES:
-        # what it gives as examples or options is no benchmark asked for ("…, either improving models
-        # or building benchmarks", "e.g. new benchmarks")
         if kind == "benchmark":
-            if any(_names_benchmark(m, text) for text in [_WHAT_IT_USES.sub(" ", _CUT.sub(" ", stated))]
-                   for m in rx.finditer(text)):
+            if any(_names_benchmark(m, text) for text in [_WHAT_IT_USES.sub(" ", given)] for m in rx.finditer(text)):
                 return kind
-        elif rx.search(stated):
+        elif rx.search(given if kind == "theory" else stated):
             return kind
     return "papers"
 
