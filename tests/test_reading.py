@@ -1227,3 +1227,13 @@ def test_an_example_that_names_a_proof_asks_for_no_theory() -> None:
     assert read("Which papers stress-test whether LLMs really reason mathematically, e.g. perturbed problem "
                 "variants, deeper proof structures or olympiad-level sets?").asks == "papers"
     assert read("Which papers prove convergence bounds for Adam?").asks == "theory"
+
+
+def test_two_phrases_that_open_with_the_same_word_are_the_options() -> None:
+    # "token merging or token pruning" was read as "token", "merging or token", "pruning"
+    r = read("Token merging or token pruning to shorten the sequence a transformer has to process")
+    unit = r.topic.units[0]
+    assert unit.text == "token merging or token pruning" and len(unit.alternatives) == 2, r.topic.units
+    # "on offline model-based or offline black-box optimization": not "on" in the first option
+    r = read("Which papers work on offline model-based or offline black-box optimization?")
+    assert r.topic.units[0].text == "offline model-based or offline black-box", r.topic.units

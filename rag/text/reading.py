@@ -648,7 +648,14 @@ def _units(words: list[str]) -> list[Unit]:
             continue
         if i < len(seps) and seps[i] in _OR and items[i] and items[i + 1]:
             left, right = items[i], items[i + 1]
-            if (1 < len(right) <= min(3, len(left)) and stem(left[-len(right)]) not in _SUBJECTS
+            # "token merging or token pruning to shorten …": two phrases that open with the same word
+            same = next((n for n in (2, 3) if len(left) >= n and len(right) > n and left[-n] == right[0]
+                         and all(map(_is_content, left[-n:] + right[:n]))), 0)
+            if same:
+                out += _phrase_units(left[:-same])
+                unit = _either([left[-same:], right[:same]])
+                rest: list[str] = right[same:]
+            elif (1 < len(right) <= min(3, len(left)) and stem(left[-len(right)]) not in _SUBJECTS
                     and left[-len(right)] not in _BOUNDARY and all(map(_is_content, left[1 - len(right):]))):
                 # phrases of the same length ("spurious correlations or spurious features", "unwanted
                 # concepts or training data"), unless the first is a model doing something ("LLMs write
@@ -659,7 +666,7 @@ def _units(words: list[str]) -> list[Unit]:
                 n = len(right)
                 out += _phrase_units(left[:-n])
                 unit = _either([left[-n:], right])
-                rest: list[str] = []
+                rest = []
             else:  # "diffusion or flow-matching models": the words beside "or" ("Mamba or other SSMs": SSMs)
                 out += _phrase_units(left[:-1])
                 k = next((k for k, w in enumerate(right[:-1]) if w not in _OTHER), 0)
