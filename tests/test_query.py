@@ -60,6 +60,7 @@ PAPERS = [
     ("law4", "Law and Order in Language Models", ["Someone Else"], "Poster"),
     ("diff", "Differential Transformer", ["Tianzhu Ye"], "Oral"),
     ("fluid", "Fluid: Scaling Autoregressive Text-to-image Generative Models", ["Lijie Fan"], "Poster"),
+    ("sim", "SIM: Surface-based fMRI Analysis for Inter-Subject Decoding", ["Simon Dahan"], "Poster"),
 ]
 
 
@@ -235,6 +236,9 @@ class TestNamed:
         assert parse(question, cat).named_ids == []
         assert parse("What does Fluid scale?", cat).named_ids == ["fluid"]
         assert parse("what is leanagent", cat).named_ids == ["lean"]  # coined: a capital inside
+        # "Real-to-sim rather than sim-to-real" named "SIM: Surface-based fMRI …" (coined: capitals)
+        assert parse("Real-to-sim rather than sim-to-real: papers that build simulators", cat).named_ids == []
+        assert parse("How does SIM decode movies?", cat).named_ids == ["sim"]
 
     def test_shared_short_name_returns_both(self, cat: Catalog) -> None:
         r = parse("What is Samba?", cat)

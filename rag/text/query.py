@@ -18,7 +18,8 @@ Rules in brief (words are runs of letters/digits, compared casefolded and withou
   casing and not as a sentence's first word run into more words ("Test of Time" yes, "Flow matching" no).
   An all-lower-case word matches a capitalised name only when the name is coined (a digit or a capital
   after its first letter: "leanagent" is LeanAgent) and the question uses no capitals mid-sentence
-  ("computational fluid dynamics" is not "Fluid"); a name followed by a year is a venue ("ICLR 2025"). A question also
+  ("computational fluid dynamics" is not "Fluid"), and is no part of a hyphenated word ("real-to-sim" is not
+  "SIM"); a name followed by a year is a venue ("ICLR 2025"). A question also
   names a paper by its full title or subtitle (>= 3 words; any length when quoted), or by >= 4
   consecutive content-word stems found in that title only, one of them rare (<= 20 titles). Best first:
   full title, short name (longer, exact spelling first), fragment (longer first), then catalog order.
@@ -289,6 +290,9 @@ class Catalog:
                 coined = any(re.search(r"\d|.[A-Z]", r) for r in raw)  # LeanAgent, CAMEx, GPT-4o
                 if (lower and (cased or not coined)) or not (distinctive or (exact and (ends or not starts[k]))):
                     continue  # an ordinary word ("Flow matching", "rapid", "fluid dynamics") is no name
+                joined = q[toks[k].start - 1 : toks[k].start] == "-" or q[toks[e - 1].end : toks[e - 1].end + 1] == "-"
+                if lower and joined:
+                    continue  # part of a word in lower case ("real-to-sim") does not name "SIM: Surface-based fMRI …"
                 if head.endswith("+") and head.casefold() not in qcf:
                     continue  # "TimeMixer" does not name "TimeMixer++"
                 add(pid, 500 + 10 * len(name) + exact + (len(head) / 100 if head in q else 0), k)
