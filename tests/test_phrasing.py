@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
         ("Show me papers that combine large language models with Monte Carlo Tree Search.",
          "Which papers combine large language models with Monte Carlo Tree Search?"),
         ("Can you find me papers on graph transformers?", "Which papers study graph transformers?"),
-        ("I want the ones that put LLM judges under scrutiny.", "Which papers put LLM judges under scrutiny?"),
+        ("I want the ones that put LLM judges under scrutiny.", "Which papers evaluate LLM judges?"),
         # a contrast or a setting put first moves after the request
         ("Rather than papers that simply use an LLM as a judge, I want the ones that audit LLM judges.",
          "Which papers audit LLM judges, rather than papers that simply use an LLM as a judge?"),
@@ -315,6 +315,9 @@ def test_a_description_then_a_sentence_that_sets_something_aside(asked: str, pla
          "How do you align an LLM without clean chosen-vs-rejected pairs?"),
         ("What did ICLR 2025 say about training for long context?", "Which papers study training for long context?"),
         ("Anyone using causal machinery as a lens on LLMs?", "Which papers are using causal machinery to study LLMs?"),
+        # "under scrutiny" was a setting no abstract states, "as the backbone" a role: both questions were refused
+        ("Which papers put LLM-as-a-judge evaluation itself under scrutiny?", "Which papers evaluate LLM-as-a-judge evaluation?"),
+        ("Which papers use Mamba as the backbone for vision?", "Which papers use Mamba for vision?"),
         # a sentence of examples after the request gives examples of it (it was dropped)
         ("Who's backpropagating through discrete operations? Think Gumbel-softmax or straight-through estimators.",
          "Which papers are backpropagating through discrete operations, e.g. Gumbel-softmax or straight-through estimators?"),

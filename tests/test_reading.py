@@ -1237,3 +1237,9 @@ def test_two_phrases_that_open_with_the_same_word_are_the_options() -> None:
     # "on offline model-based or offline black-box optimization": not "on" in the first option
     r = read("Which papers work on offline model-based or offline black-box optimization?")
     assert r.topic.units[0].text == "offline model-based or offline black-box", r.topic.units
+
+
+def test_repurposing_is_a_general_verb() -> None:
+    # "Which papers repurpose generative models for recognition …" needed every paper to say "repurpose"
+    r = read("Which papers repurpose generative models for recognition or representation learning?")
+    assert not any(u.needed for u in r.topic.units if u.text == "repurpose"), r.topic.units

@@ -377,6 +377,12 @@ _LACKING = _rx(r"\b(?:when|if)\s+(?:there\s+(?:is|are)\s+no\s+|(?:you|we|one|the
 
 # "causal machinery as a lens on LLMs": used to study them
 _LENS = _rx(r"\bas\s+an?\s+(?:lens|window)\s+(?:on|onto|into)\b")
+# "use Mamba as the backbone for …": use Mamba for … (a paper names the model it is built on, seldom
+# its role)
+_AS_BACKBONE = _rx(r"\s+as\s+(?:the|a|an|their|its)\s+(?:backbones?|building\s+blocks?)\b")
+# "put LLM-as-a-judge evaluation itself under scrutiny": evaluate it
+_SCRUTINY = _rx(r"\b(?:put|puts|putting|place|places|placing)\s+(?P<x>[^,;:.?!]+?)\s+(?:itself\s+|themselves\s+)?"
+                r"under\s+(?:scrutiny|the\s+microscope)\b")
 
 
 def restate(question: str) -> str:
@@ -386,6 +392,7 @@ def restate(question: str) -> str:
     text = re.sub(r";\s+(?=(?:i|we)\b)", ". ", text, flags=re.I)  # "X doesn't interest me; I want Y": two sentences
     text = _THIS_YEAR.sub(" ", text).strip()
     text = _LENS.sub("to study", _LACKING.sub("without ", text))
+    text = _AS_BACKBONE.sub("", _SCRUTINY.sub(lambda m: f"evaluate {m.group('x')}", text))
     text = _WHERE_SHOWS.sub(lambda m: f"Which papers use {m.group('x')} ", text).strip()
     text = re.sub(r"\s+([,?.!;])", r"\1", re.sub(r"\s{2,}", " ", text)) if text != original else text
     text = _HEAVY_LIFTING.sub(lambda m: f"built on {m.group('x')}", text)

@@ -244,7 +244,8 @@ SOFT = frozenset(
     requires required number target targets targeting adapt adapts adapting run runs running combine combines
     combining integrate integrates integrating test evaluating assessing measuring rely relies relying ground
     grounds grounding treat treats treating produce produces producing build builds building create creates
-    creating develop develops developing construct constructs constructing devise devises bring brings""".split()
+    creating develop develops developing construct constructs constructing devise devises bring brings
+    repurpose repurposes repurposing leverage leverages leveraging reuse reuses reusing""".split()
 )
 
 
