@@ -318,6 +318,9 @@ def test_a_description_then_a_sentence_that_sets_something_aside(asked: str, pla
         # "under scrutiny" was a setting no abstract states, "as the backbone" a role: both questions were refused
         ("Which papers put LLM-as-a-judge evaluation itself under scrutiny?", "Which papers evaluate LLM-as-a-judge evaluation?"),
         ("Which papers use Mamba as the backbone for vision?", "Which papers use Mamba for vision?"),
+        # said of any paper: "from the outside" was a setting "outside", "with barely any loss" a technique
+        ("Which papers attack LLM agents from the outside?", "Which papers attack LLM agents?"),
+        ("Why can deep layers of LLMs be pruned with barely any loss?", "Why can deep layers of LLMs be pruned?"),
         # a sentence of examples after the request gives examples of it (it was dropped)
         ("Who's backpropagating through discrete operations? Think Gumbel-softmax or straight-through estimators.",
          "Which papers are backpropagating through discrete operations, e.g. Gumbel-softmax or straight-through estimators?"),

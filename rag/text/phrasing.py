@@ -380,6 +380,10 @@ _LENS = _rx(r"\bas\s+an?\s+(?:lens|window)\s+(?:on|onto|into)\b")
 # "use Mamba as the backbone for …": use Mamba for … (a paper names the model it is built on, seldom
 # its role)
 _AS_BACKBONE = _rx(r"\s+as\s+(?:the|a|an|their|its)\s+(?:backbones?|building\s+blocks?)\b")
+# How well or from where, said of any paper: "attack LLM agents from the outside", "pruned with barely
+# any loss" (read as a setting "outside" and a technique "barely loss")
+_SAID_OF_ANY = _rx(r"\s+from\s+(?:the\s+)?outside\b|,?\s+with\s+(?:(?:barely|hardly|almost)\s+(?:any|no)|little|minimal|"
+                   r"negligible)\s+(?:loss|degradation|drop|cost|overhead)(?:\s+(?:in|of)\s+[\w-]+)?")
 # "put LLM-as-a-judge evaluation itself under scrutiny": evaluate it
 _SCRUTINY = _rx(r"\b(?:put|puts|putting|place|places|placing)\s+(?P<x>[^,;:.?!]+?)\s+(?:itself\s+|themselves\s+)?"
                 r"under\s+(?:scrutiny|the\s+microscope)\b")
@@ -393,6 +397,7 @@ def restate(question: str) -> str:
     text = _THIS_YEAR.sub(" ", text).strip()
     text = _LENS.sub("to study", _LACKING.sub("without ", text))
     text = _AS_BACKBONE.sub("", _SCRUTINY.sub(lambda m: f"evaluate {m.group('x')}", text))
+    text = _SAID_OF_ANY.sub("", text)
     text = _WHERE_SHOWS.sub(lambda m: f"Which papers use {m.group('x')} ", text).strip()
     text = re.sub(r"\s+([,?.!;])", r"\1", re.sub(r"\s{2,}", " ", text)) if text != original else text
     text = _HEAVY_LIFTING.sub(lambda m: f"built on {m.group('x')}", text)

@@ -245,7 +245,8 @@ SOFT = frozenset(
     combining integrate integrates integrating test evaluating assessing measuring rely relies relying ground
     grounds grounding treat treats treating produce produces producing build builds building create creates
     creating develop develops developing construct constructs constructing devise devises bring brings
-    repurpose repurposes repurposing leverage leverages leveraging reuse reuses reusing""".split()
+    repurpose repurposes repurposing leverage leverages leveraging reuse reuses reusing going serve serves
+    serving""".split()
 )
 
 
