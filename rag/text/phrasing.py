@@ -382,7 +382,7 @@ _LENS = _rx(r"\bas\s+an?\s+(?:lens|window)\s+(?:on|onto|into)\b")
 _AS_BACKBONE = _rx(r"\s+as\s+(?:the|a|an|their|its)\s+(?:backbones?|building\s+blocks?)\b")
 # How well or from where, said of any paper: "attack LLM agents from the outside", "pruned with barely
 # any loss" (read as a setting "outside" and a technique "barely loss")
-_SAID_OF_ANY = _rx(r"\s+from\s+(?:the\s+)?outside\b|,?\s+with\s+(?:(?:barely|hardly|almost)\s+(?:any|no)|little|minimal|"
+_SAID_OF_ANY = _rx(r"\s+from\s+(?:the\s+)?outside(?=\s*(?:[,.?!;:]|e\.g|$))|,?\s+with\s+(?:(?:barely|hardly|almost)\s+(?:any|no)|little|minimal|"
                    r"negligible)\s+(?:loss|degradation|drop|cost|overhead)(?:\s+(?:in|of)\s+[\w-]+)?")
 # "put LLM-as-a-judge evaluation itself under scrutiny": evaluate it
 _SCRUTINY = _rx(r"\b(?:put|puts|putting|place|places|placing)\s+(?P<x>[^,;:.?!]+?)\s+(?:itself\s+|themselves\s+)?"
