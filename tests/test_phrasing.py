@@ -320,6 +320,9 @@ def test_a_description_then_a_sentence_that_sets_something_aside(asked: str, pla
         ("Which papers use Mamba as the backbone for vision?", "Which papers use Mamba for vision?"),
         # said of any paper: "from the outside" was a setting "outside", "with barely any loss" a technique
         ("Which papers attack LLM agents from the outside?", "Which papers attack LLM agents?"),
+        # "I mean …" after the request gives what it means (the sentence was dropped)
+        ("How do you align an LLM without preference pairs? I mean learning from thumbs-up or scalar ratings.",
+         "How do you align an LLM without preference pairs, e.g. learning from thumbs-up or scalar ratings?"),
         ("Why can deep layers of LLMs be pruned with barely any loss?", "Why can deep layers of LLMs be pruned?"),
         # a sentence of examples after the request gives examples of it (it was dropped)
         ("Who's backpropagating through discrete operations? Think Gumbel-softmax or straight-through estimators.",

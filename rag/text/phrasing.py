@@ -364,7 +364,9 @@ _PEOPLE_GET = _rx(r"\b(?P<wh>how|why)\s+(?:(?:do|does|did|can|could|should|would
 _REVERSE_HEADING = _rx(r"^\s*(?:(?:kind|sort)\s+of\s+|somewhat\s+)?(?:the\s+)?(?:reverse|opposite|converse|flip\s+side)\s+of\s+"
                        r"(?P<x>[^:?;]{1,60}?)\s*:\s*(?P<rest>.+)$")
 # "Think Gumbel-softmax, straight-through or surrogate gradients.": examples of what the request asks for
-_EXAMPLES_SENTENCE = _rx(r"^\s*(?:think(?:\s+of)?|things\s+like|e\.\s?g\.?,?|for\s+example,?|for\s+instance,?|such\s+as|say,?)\s+(?P<x>.+?)[.!]?\s*$")
+_EXAMPLES_SENTENCE = _rx(r"^\s*(?:think(?:\s+of)?|things\s+like|e\.\s?g\.?,?|for\s+example,?|for\s+instance,?|such\s+as|say,?|"
+                         # "I mean learning from unpaired thumbs-up or thumbs-down, scalar ratings or ties."
+                         r"i\s+mean(?:\s+things\s+like)?,?)\s+(?P<x>.+?)[.!]?\s*$")
 # "…; methods, privacy attacks and backdoor defenses all count, but plain FedAvg on images does not"
 _COUNTS_BUT = _rx(r"\b(?:all\s+|also\s+)?counts?,?\s+but\s+(?P<x>[^;]+?)\s+(?:does|do)(?:\s+not|n'?t)(?:\s+count)?(?P<end>\s*[.!?]?\s*)$")
 
