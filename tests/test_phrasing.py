@@ -320,6 +320,11 @@ def test_a_description_then_a_sentence_that_sets_something_aside(asked: str, pla
         ("Which papers use Mamba as the backbone for vision?", "Which papers use Mamba for vision?"),
         # said of any paper: "from the outside" was a setting "outside", "with barely any loss" a technique
         ("Which papers attack LLM agents from the outside?", "Which papers attack LLM agents?"),
+        # a request that points back "in that direction" asks what the asker wants to do; "the opposite of
+        # what I need" sets aside (the request was "Which papers do personalization in that direction?")
+        ("I want to teach a text-to-image model a new subject from a few images. Which papers do customization in "
+         "that direction? Concept erasure papers are the opposite of what I need.",
+         "Which papers teach a text-to-image model a new subject from a few images, not concept erasure papers?"),
         # "I mean …" after the request gives what it means (the sentence was dropped)
         ("How do you align an LLM without preference pairs? I mean learning from thumbs-up or scalar ratings.",
          "How do you align an LLM without preference pairs, e.g. learning from thumbs-up or scalar ratings?"),

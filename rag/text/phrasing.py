@@ -222,7 +222,8 @@ _SETS_ASIDE = (
     _rx(r"^\s*(?:but\s+)?not\s+(?P<x>.+)$"),
     _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are)\s+not\s+(?:interested\s+in|looking\s+for|after)\s+(?P<x>.+)$"),
     _rx(r"^\s*(?:i|we)\s+(?:don'?t|do\s+not)\s+(?:need|want|care\s+about)\s+(?P<x>.+)$"),
-    _rx(r"^\s*(?P<x>.+?)\s+(?:aren'?t|are\s+not|isn'?t|is\s+not)\s+what\s+(?:i|we)(?:\s+am|'m|\s+are|'re)?\s+"
+    # ("… are the opposite of what I need")
+    _rx(r"^\s*(?P<x>.+?)\s+(?:aren'?t|are\s+not|isn'?t|is\s+not|(?:are|is)\s+the\s+opposite\s+of)\s+what\s+(?:i|we)(?:\s+am|'m|\s+are|'re)?\s+"
         r"(?:need|want|mean|after|looking\s+for|asking\s+(?:about|for)|interested\s+in)\b.*$"),
     # "Scoring networks against fMRI doesn't interest me much."
     _rx(r"^\s*(?P<x>.+?)\s+(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+interest\s+(?:me|us)\b.*$"),
@@ -391,6 +392,10 @@ _SCRUTINY = _rx(r"\b(?:put|puts|putting|place|places|placing)\s+(?P<x>[^,;:.?!]+
                 r"under\s+(?:scrutiny|the\s+microscope)\b")
 
 
+# A request that points back at what the asker said before, with no noun of its own
+_IN_THAT_DIRECTION = _rx(r"\b(?:in\s+(?:that|this|the\s+same)\s+direction|along\s+(?:those|these)\s+lines|like\s+(?:that|this))\s*[?.!]?\s*$")
+
+
 def restate(question: str) -> str:
     """The plain question a conversational request asks (unchanged when it is one already)."""
     # (a typed apostrophe is often the typographic one: "I’m looking for …")
@@ -429,6 +434,13 @@ def restate(question: str) -> str:
     request = next((s for s in saying if _OPENERS.match(s) and _FOR_PAPERS.search(s) and not _refines(s)), None) \
         if not any(_requests(s) for s in saying[:1]) else None
     request = request or next((s for s in saying if _asks(s) and not _refines(s)), None)
+    if request is not None and _IN_THAT_DIRECTION.search(request):
+        # "I want to teach a text-to-image model a new subject. Which papers do customization in that
+        # direction?": what the asker wants to do is what is asked
+        wants = [w.group("v") for s in sentences[: sentences.index(request)] for w in [_WANTS_TO.search(s)] if w]
+        if wants:
+            pointing, request = request, f"Which papers {wants[0].strip()}?"
+            sentences = [request if s is pointing else s for s in sentences]
     back = _points_back(sentences)
     anaphoric = _does_this(sentences) or back
     if anaphoric and (request is None or back):
