@@ -307,7 +307,7 @@ def centrality(paper: PaperText, topic: Sequence[Unit]) -> float:
     return 0.5 * title + 0.5 * min(1.0, mentions / 3)
 
 
-def uses(paper: PaperText, topic: Sequence[Unit]) -> bool:
+def used_in_its_work(paper: PaperText, topic: Sequence[Unit]) -> bool:
     """Whether a sentence of what the paper does holds the technique: "this paper introduces DiffPuter,
     a diffusion model combined with the Expectation-Maximization (EM) algorithm", "ISE employs the
     Expectation-Maximization (EM) algorithm" name EM once, and use it."""
@@ -493,13 +493,13 @@ def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, li
           sides: Sequence[list[Unit]] = (), given: Sequence[list[Unit]] = (), used: bool = False) -> Judgement:
     """How the paper meets the topic (or one side of it) and each constraint. `given`: per constraint,
     the rare examples the question gives of it; a paper that states one meets it. `used`: the topic is
-    a technique the papers use, met by a sentence of what the paper does (`uses`)."""
+    a technique the papers use, met by a sentence of what the paper does (`used_in_its_work`)."""
     every = paper.regions(None)
     own = paper.regions(OWN)
     j = Judgement(paper.source.number, max([share(topic, every)] + [_whole(s, every) for s in sides]),
                   max([share(topic, own)] + [_whole(s, own) for s in sides]), [],
                   max([centrality(paper, topic)] + [centrality(paper, s) for s in sides]),
-                  uses=used and any(uses(paper, t) for t in [topic, *sides]))
+                  uses=used and any(used_in_its_work(paper, t) for t in [topic, *sides]))
     for k, (facet, units) in enumerate(constraints):
         if facet.kind == "direction":
             value = states_direction(paper, units)

@@ -23,6 +23,7 @@ A question already in the plain form is returned unchanged.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from rag.text.terms import FRAMING, STOPWORDS, words
 
@@ -392,8 +393,21 @@ _SCRUTINY = _rx(r"\b(?:put|puts|putting|place|places|placing)\s+(?P<x>[^,;:.?!]+
                 r"under\s+(?:scrutiny|the\s+microscope)\b")
 
 
-# A request that points back at what the asker said before, with no noun of its own
-_IN_THAT_DIRECTION = _rx(r"\b(?:in\s+(?:that|this|the\s+same)\s+direction|along\s+(?:those|these)\s+lines|like\s+(?:that|this))\s*[?.!]?\s*$")
+# Phrases said in other words, in this order: the venue's year goes, "when you don't have X" is "without
+# X", "as a lens on X" studies it, "under scrutiny" evaluates, "as the backbone" and what is said of any
+# paper go, "Where does X show up?" uses X
+_PLAIN_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+    (_THIS_YEAR, " "),
+    (_LACKING, "without "),
+    (_LENS, "to study"),
+    (_SCRUTINY, lambda m: f"evaluate {m.group('x')}"),
+    (_AS_BACKBONE, ""),
+    (_SAID_OF_ANY, ""),
+    (_WHERE_SHOWS, lambda m: f"Which papers use {m.group('x')} "),
+)
+# A request that points back "in that direction" at what the asker said before ("anything along those
+# lines" is `_ALONG_THOSE`'s)
+_IN_THAT_DIRECTION = _rx(r"\bin\s+(?:that|this|the\s+same)\s+direction\s*[?.!]?\s*$")
 
 
 def restate(question: str) -> str:
@@ -401,11 +415,8 @@ def restate(question: str) -> str:
     # (a typed apostrophe is often the typographic one: "I’m looking for …")
     text = original = _GREETING.sub("", question.replace("’", "'")).strip()
     text = re.sub(r";\s+(?=(?:i|we)\b)", ". ", text, flags=re.I)  # "X doesn't interest me; I want Y": two sentences
-    text = _THIS_YEAR.sub(" ", text).strip()
-    text = _LENS.sub("to study", _LACKING.sub("without ", text))
-    text = _AS_BACKBONE.sub("", _SCRUTINY.sub(lambda m: f"evaluate {m.group('x')}", text))
-    text = _SAID_OF_ANY.sub("", text)
-    text = _WHERE_SHOWS.sub(lambda m: f"Which papers use {m.group('x')} ", text).strip()
+    for phrase, plain in _PLAIN_WORDS:
+        text = phrase.sub(plain, text).strip()
     text = re.sub(r"\s+([,?.!;])", r"\1", re.sub(r"\s{2,}", " ", text)) if text != original else text
     text = _HEAVY_LIFTING.sub(lambda m: f"built on {m.group('x')}", text)
     m = _NOT_ABOUT.search(text)
