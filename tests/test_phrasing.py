@@ -405,3 +405,42 @@ def test_a_preference_is_no_demand_and_what_the_asker_knows_is_set_aside() -> No
 def test_where_something_appears_is_still_asked() -> None:
     # only "show up", "come up", "get used" ask for the papers that use it
     assert restate("Where does the attention sink appear in LLMs?") == "Where does the attention sink appear in LLMs?"
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        # "for models that are NOT large language models" was read as unlearning of large language models
+        ("Machine unlearning methods for models that are NOT large language models: deleting training points. "
+         "Concept erasure is out of scope.",
+         "Machine unlearning methods for models: deleting training points, not large language models, not concept erasure."),
+        # a technique it goes without stays for the reading ("without diffusion priors")
+        ("Photo restoration with methods that are not built on diffusion priors.",
+         "Photo restoration with methods that are not built on diffusion priors."),
+        # what the asker would do with the papers, and that they came out, are no part of what they are
+        ("We retrain per dataset. What new forecasting architectures for multivariate time series came out at "
+         "ICLR 2025 that I could try against my PatchTST baseline?",
+         "What new forecasting architectures for multivariate time series?"),
+        # "where X is a core ingredient": papers built on X
+        ("Is classic kernel machinery still alive? I'm looking for papers where an explicit kernel is a core "
+         "ingredient: RKHS classes, kernel ridge regression or MMD tests.",
+         "Which papers built on an explicit kernel: RKHS classes, kernel ridge regression or MMD tests?"),
+    ],
+)
+def test_what_papers_are_not_what_the_asker_does_with_them_and_core_ingredients(asked: str, plain: str) -> None:
+    assert restate(asked) == plain
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        # "…, nor RLHF for chatbots" after what is set aside was lost
+        ("Reward shaping for control-style RL. Using an LLM to write the reward isn't what I'm after, nor RLHF for chatbots.",
+         "Reward shaping for control-style RL, not using an LLM to write the reward or RLHF for chatbots."),
+        # "Who runs X … as a central step?": who uses X (the step was a setting no abstract words)
+        ("Who runs an SVD directly on a pretrained model's weight matrices as a central step?",
+         "Who uses an SVD directly on a pretrained model's weight matrices?"),
+    ],
+)
+def test_what_else_is_set_aside_and_who_runs_a_technique(asked: str, plain: str) -> None:
+    assert restate(asked) == plain

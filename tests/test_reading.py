@@ -1065,8 +1065,8 @@ def test_a_colon_before_a_list_of_kinds_gives_examples() -> None:
 
 
 def test_what_a_contrast_of_approach_ends_by_setting_aside_is_set_aside() -> None:
-    assert aside_options("outside chemistry: which papers build equivariance into models for images and the like, "
-                         "not molecules, proteins and crystals") == (("molecul",), ("protein",), ("crystal",))
+    assert [o.stems for o in aside_options("outside chemistry: which papers build equivariance into models for images "
+                                           "and the like, not molecules, proteins and crystals")] == [("molecul",), ("protein",), ("crystal",)]
     assert aside_options("rather than defenses against them") == ()
 
 
@@ -1243,3 +1243,107 @@ def test_repurposing_is_a_general_verb() -> None:
     # "Which papers repurpose generative models for recognition …" needed every paper to say "repurpose"
     r = read("Which papers repurpose generative models for recognition or representation learning?")
     assert not any(u.needed for u in r.topic.units if u.text == "repurpose"), r.topic.units
+
+
+def test_what_an_aside_names_by_acronym_or_in_full_is_set_aside_and_names_no_paper() -> None:
+    # "models that are NOT large language models" left "Knowledge Unlearning for LLMs" listed, and
+    # "On Large Language Model Continual Unlearning" was taken as the paper the question names
+    titles = ["On Large Language Model Continual Unlearning", "Knowledge Unlearning for LLMs",
+              "DynFrs: Machine Unlearning in Random Forest", "Data Unlearning in Diffusion Models"]
+    papers = {k: PaperText.of(_source(k, t, ["We study machine unlearning."])) for k, t in enumerate(titles, start=1)}
+    reading = read(restate("Machine unlearning methods for models that are NOT large language models: deleting "
+                           "training points from image classifiers or random forests."))
+    assert set_aside(reading, papers) == {1, 2}
+    from rag.grounding.evidence import question_focus
+
+    sources = [_source(k, t, ["We study machine unlearning."]) for k, t in enumerate(titles, start=1)]
+    asked = restate("Machine unlearning methods for models that are NOT large language models: deleting points.")
+    assert question_focus(asked, sources).named == []
+    # the acronym that heads what is set aside names it: "skip DPO/RLHF-style fine-tuning of chat LLMs"
+    rlhf = {1: PaperText.of(_source(1, "Regressing the Relative Future: Efficient Policy Optimization for Multi-turn RLHF",
+                                    ["We study preference feedback."])),
+            2: PaperText.of(_source(2, "Neural Dueling Bandits: Preference-Based Optimization with Human Feedback",
+                                    ["We study preference feedback."]))}
+    reading = read(restate("Bandits or RL where the learner only sees relative feedback. Please skip DPO/RLHF-style "
+                           "fine-tuning of chat LLMs."))
+    assert set_aside(reading, rlhf) == {1}
+    # ... unless the question asks for it: "using language models for chemistry, not protein language models"
+    chem = {1: PaperText.of(_source(1, "Large Language Models for Molecule Design", ["We design molecules."]))}
+    reading = read(restate("Anyone using language models for chemistry? Protein language models aren't what I mean."))
+    assert set_aside(reading, chem) == set()
+
+
+def test_a_direction_word_in_an_aside_is_the_kind_unless_a_direction_is_read() -> None:
+    # "not code generation methods" set aside any code paper ("generation" went as a direction word)
+    assert [o.stems for o in aside_options("not code generation methods")] == [("code", "generat")]
+    assert [o.stems for o in aside_options("not code generation methods", True)] == [("code",)]
+    titles = ["BigCodeBench: Benchmarking Code Generation with Diverse Function Calls",
+              "CodeMMLU: A Benchmark for Code Understanding", "DeepRTL: Bridging Verilog Understanding and Generation"]
+    papers = {k: PaperText.of(_source(k, t, ["We study code."])) for k, t in enumerate(titles, start=1)}
+    reading = read("Which papers are about understanding existing code, not code generation methods?")
+    assert set_aside(reading, papers) == {1}
+    # a defence of backdoors, not new backdoor attacks: the direction is judged, no backdoor paper set aside
+    reading = read("Which papers defend against backdoors, not new backdoor attacks?")
+    assert set_aside(reading, {1: PaperText.of(_source(1, "Backdoor Attacks on LLMs", ["We attack."]))}) == set()
+
+
+def test_a_second_half_written_once_and_a_chain_of_ors_give_options() -> None:
+    # "single-/multi-index target functions" was "single" and "multi-index", each needed
+    r = read("Which theory papers use teacher-student or single-/multi-index target functions?")
+    unit = next(u for c in r.constraints for u in c.units if "index" in u.text)
+    assert ("singl", "index") in unit.alternatives and ("multi", "index") in unit.alternatives, unit
+    assert ("teacher", "student") in unit.alternatives, unit
+    # "A or B or C" is one choice of three
+    assert [u.text for u in read("Which papers use pruning or quantization or distillation?").topic.units] == \
+        ["pruning or quantization or distillation"]
+
+
+def test_used_inside_is_used_in() -> None:
+    # "MPC used inside a learning method" was a technique "inside learning", which no abstract words so
+    r = read("model predictive control / receding-horizon planning (MPC, MPPI) used inside a learning method")
+    assert r.constraints == [], r.note()
+
+
+def test_built_for_or_from_says_no_more_than_for_or_from() -> None:
+    # "methods built for time-series models" was refused: "built" weighed as a word of the topic
+    r = read("explainability / interpretability methods built for time-series models rather than images or text")
+    assert r.note() == "how: explainability or interpretability — for time-series models", r.note()
+    r = read("Which papers study rating or ranking systems built from pairwise comparisons?")
+    assert "built" not in r.note(), r.note()
+
+
+def test_rating_systems_are_a_topic_and_a_papers_rating_a_detail() -> None:
+    from rag.grounding.evidence import asked_details
+
+    # "better rating or ranking systems … for LLM evaluation" was refused: "Abstracts do not give reviews"
+    assert asked_details("Which papers study better rating or ranking systems built from pairwise comparisons?") == []
+    assert asked_details("What rating did the Mamba paper get at ICLR 2025?") == ["reviews: rating"]
+
+
+def test_a_sentence_that_only_announces_is_quoted_with_the_next() -> None:
+    from rag.grounding.evidence import announces
+
+    assert announces("In this work, we provide a comprehensive explanation for this issue.")
+    assert announces("This work aims to bridge this gap.")
+    # a sentence that names what it brings says it
+    assert not announces("To address this gap, we present CarbonSense, the first machine learning-ready dataset for DDCFM.")
+
+
+def test_data_the_papers_are_tested_on_is_met_by_one_result_on_it() -> None:
+    # "Which papers develop or test methods on single-cell data?" listed one paper: the others show one result
+    # on single-cell data ("We also show that ORC-ManL can be used to improve clustering of single-cell RNA
+    # sequencing data"), a mention in passing for a paper about it
+    tested = ["Manifold learning recovers low-dimensional structure from samples.",
+              "We introduce ORC-ManL, a method that prunes spurious edges by Ollivier-Ricci curvature.",
+              "We also show that ORC-ManL can be used to improve clustering of single-cell RNA sequencing data."]
+    passing = ["Single-cell data is one of many motivations for metric learning.",
+               "We study calibration of classifiers under label shift.",
+               "Our estimator is consistent and experiments confirm it."]
+    orc, other, stats = _pair(("Recovering Manifold Structure Using Ollivier Ricci Curvature", tested),
+                              ("Calibration under Label Shift", passing))
+    r = read("Which papers develop or test methods on single-cell data?")
+    assert r.tested and not r.used and r.topic is not None and r.topic.label == "single-cell data", r.note()
+    assert admit(r, [orc, other], stats).admitted() == [1]
+    # the same words asked as what papers are about: one result on it is a mention in passing
+    assert not read("single-cell data").tested
+    assert admit(read("single-cell data"), [orc, other], stats).admitted() == []

@@ -46,7 +46,8 @@ CONSTRAINT_OWN = 0.5  # share of each constraint its title + own sentences must 
 TOPIC_PART = 0.4  # share of each part of "A of B" the paper must hold by itself ("explanations" of
 # "chain-of-thought explanations" is enough; "text" of "LLM-generated text" is not)
 # Sentences of what the paper does: where it takes a direction and names the technique it uses
-DOING_ROLES = frozenset({"contribution", "method"})
+DOING_ROLES: frozenset[Role] = frozenset({"contribution", "method"})
+TESTED_ROLES: frozenset[Role] = DOING_ROLES | {"result"}  # where a paper says what it was tested on
 TOGETHER = 0.8  # share of the question a low-ranked candidate states in one sentence or its title
 # A quantity or a numbered name ("one-trillion-parameter", "175B", "GPT-4", "1-bit") is stated
 # exactly or not at all: a topic unit with one is needed by every listed paper; so is a length of
@@ -307,11 +308,11 @@ def centrality(paper: PaperText, topic: Sequence[Unit]) -> float:
     return 0.5 * title + 0.5 * min(1.0, mentions / 3)
 
 
-def used_in_its_work(paper: PaperText, topic: Sequence[Unit]) -> bool:
+def used_in_its_work(paper: PaperText, topic: Sequence[Unit], roles: Collection[Role] = DOING_ROLES) -> bool:
     """Whether a sentence of what the paper does holds the technique: "this paper introduces DiffPuter,
     a diffusion model combined with the Expectation-Maximization (EM) algorithm", "ISE employs the
     Expectation-Maximization (EM) algorithm" name EM once, and use it."""
-    return bool(topic) and any(r in DOING_ROLES and share(topic, [g]) >= TOPIC_OWN
+    return bool(topic) and any(r in roles and share(topic, [g]) >= TOPIC_OWN
                                for g, r in zip(paper.sentence_regions, paper.roles))
 
 
@@ -490,16 +491,20 @@ def _whole(side: Sequence[Unit], regions: Sequence[Region]) -> float:
 
 
 def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, list[Unit]]],
-          sides: Sequence[list[Unit]] = (), given: Sequence[list[Unit]] = (), used: bool = False) -> Judgement:
+          sides: Sequence[list[Unit]] = (), given: Sequence[list[Unit]] = (), used: bool = False,
+          tested: bool = False) -> Judgement:
     """How the paper meets the topic (or one side of it) and each constraint. `given`: per constraint,
     the rare examples the question gives of it; a paper that states one meets it. `used`: the topic is
-    a technique the papers use, met by a sentence of what the paper does (`used_in_its_work`)."""
+    a technique the papers use, met by a sentence of what the paper does (`used_in_its_work`); `tested`:
+    data or a domain the papers are tested on, met by a sentence of what it does or finds ("We also show
+    that ORC-ManL can be used to improve clustering … of single-cell RNA sequencing data")."""
     every = paper.regions(None)
     own = paper.regions(OWN)
     j = Judgement(paper.source.number, max([share(topic, every)] + [_whole(s, every) for s in sides]),
                   max([share(topic, own)] + [_whole(s, own) for s in sides]), [],
                   max([centrality(paper, topic)] + [centrality(paper, s) for s in sides]),
-                  uses=used and any(used_in_its_work(paper, t) for t in [topic, *sides]))
+                  uses=(used and any(used_in_its_work(paper, t) for t in [topic, *sides]))
+                  or (tested and any(used_in_its_work(paper, t, TESTED_ROLES) for t in [topic, *sides])))
     for k, (facet, units) in enumerate(constraints):
         if facet.kind == "direction":
             value = states_direction(paper, units)
@@ -613,7 +618,7 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     for n, p in papers.items():
         own = defined[n]
         j = judgements[n] = judge(p, _own_sense(topic, own), [(f, _own_sense(us, own)) for f, us in constraints],
-                                  sides, given, reading.used)
+                                  sides, given, reading.used, reading.tested)
         by_example = [any(met(u, p.regions(None)) for u in ex) for ex in given]
         # stated as the paper's own, in any sentence: not "methods that do not employ look-ahead
         # search", "unlike existing watermarks" (`_theirs`)
@@ -664,11 +669,24 @@ _ASIDE_ENDS = re.compile(r"\s*(?:[:;(]|,?\s*\b(?:e\.\s?g|such\s+as|for\s+example
                          r"and\s+(?:what|how|which|why|where|when))\b).*$", re.I | re.S)
 
 
+class AsideOption(NamedTuple):
+    """One kind of paper an aside sets aside: its content stems, and the acronym that heads it, which
+    names the kind by itself ("RLHF-style fine-tuning of chat LLMs": a title that names RLHF)."""
+
+    stems: tuple[str, ...]
+    lead: str = ""
+
+
+# an acronym as written: "RLHF", "DPO", "LLMs" (not "Mamba", not "a")
+_ACRONYM_HEAD = re.compile(r"^\W*(?P<a>[A-Z][A-Z0-9]{1,7})s?(?![A-Za-z])")
+
+
 @functools.lru_cache(maxsize=256)
-def aside_options(aside: str) -> tuple[tuple[str, ...], ...]:
-    """The kinds of paper an aside sets aside, each as its content stems: "not Fourier neural operators
-    for solving PDEs" one, "excluding molecules, proteins and crystals" three. Direction words go (a
-    defence of jailbreaks names "attacks": directions are read as constraints)."""
+def aside_options(aside: str, directions: bool = False) -> tuple[AsideOption, ...]:
+    """The kinds of paper an aside sets aside: "not Fourier neural operators for solving PDEs" one,
+    "excluding molecules, proteins and crystals" three. When the question reads a direction
+    (`directions`), direction words go: a defence of jailbreaks names "attacks", and the direction is
+    judged as a constraint. Without one they stay ("not code generation": generation is the kind)."""
     if not _ASIDE_OPENS.match(aside):
         # a contrast of approach may end with what it sets aside: "outside chemistry: which papers …
         # for images, PDE operators and the like, not molecules, proteins and crystals"
@@ -683,21 +701,33 @@ def aside_options(aside: str) -> tuple[tuple[str, ...], ...]:
     for option in re.split(r"\s*,\s*(?:(?:or|and|nor)\s+)?|\s+(?:or|and|nor)\s+|\s*/\s*", rest):
         stems = tuple(dict.fromkeys(
             stem(w) for w in words(option)
-            if w not in STOPWORDS and w not in FRAMING and stem(w) not in _DIRECTION_WORDS))
+            if w not in STOPWORDS and w not in FRAMING and not (directions and stem(w) in _DIRECTION_WORDS)))
+        head = _ACRONYM_HEAD.match(option)
         if stems:
-            out.append(stems)
+            out.append(AsideOption(stems, stem(head.group("a").lower()) if head else ""))
     return tuple(out)
 
 
 def set_aside(reading: Reading, papers: Mapping[int, PaperText]) -> set[int]:
     """The papers of a kind the question sets aside: a title that names one, two of its words or its one
     word, and a word of it the question does not ask for ("not Fourier neural operators for solving
-    PDEs": "Neural Operators for PDEs"; "defences, not new backdoor attacks" sets aside no backdoor paper)."""
-    options = [(set(o), min(2, len(o))) for o in aside_options(reading.aside)]
+    PDEs": "Neural Operators for PDEs"; "defences, not new backdoor attacks" sets aside no backdoor paper),
+    or the acronym that heads it ("not RLHF-style fine-tuning": "… Multi-turn RLHF")."""
+    directions = any(c.kind == "direction" for c in reading.constraints)
+    options = aside_options(reading.aside, directions)
     if not options:
         return set()
     asked = {stem(w) for f in reading.facets for w in words(f.text)}
-    options = [(o, need) for o, need in options if o - asked]
+
+    def lead(option: AsideOption) -> str:
+        # the acronym that heads it, or that its words write out ("large language models": LLM), unless
+        # the question asks for it in either form ("using language models …, not protein language models")
+        spelled = next((short for short, fam in _SPELLED.items()
+                        if any(len(a) > 1 and set(a) <= set(option.stems) for a in family_alternatives(fam))), "")
+        return next((x for x in (option.lead, spelled) if x and x not in asked and not (
+            x in _SPELLED and any(set(a) <= asked for a in family_alternatives(_SPELLED[x])))), "")
+
+    kinds = [(set(o.stems), min(2, len(o.stems)), lead(o)) for o in options if set(o.stems) - asked]
 
     def named(paper: PaperText) -> frozenset[str]:
         # an acronym the title writes out: "LLM unlearning" names "Continual Unlearning of Large Language Models"
@@ -707,7 +737,7 @@ def set_aside(reading: Reading, papers: Mapping[int, PaperText]) -> set[int]:
 
     titles = {n: named(paper) for n, paper in papers.items()}
     return {n for n, title in titles.items()
-            if any(len(o & title) >= need and (o - asked) & title for o, need in options)}
+            if any(len(o & title) >= need and (o - asked) & title or lead in title for o, need, lead in kinds)}
 
 
 # Acronyms an aside names, and the family of their written-out forms (rag.text.reading.FAMILIES)

@@ -27,6 +27,8 @@ from rag.grounding.admission import (
     KIND_GROUP,
     NOT_A_BENCHMARK,
     QUANTITY_WORD,
+    TESTED_ROLES,
+    TOPIC_OWN,
     Admission,
     PaperText,
     admit,
@@ -43,13 +45,24 @@ from rag.text.reading import (
     Reading,
     Unit,
     clean,
+    colon_list,
     read,
     second_question,
     without_aside,
     without_listed_examples,
 )
 from rag.text.roles import OWN, sentence_roles
-from rag.text.terms import NEGATIONS, PROPOSAL_VERBS, TermStats, content_stems, entities, stem, words
+from rag.text.terms import (
+    FRAMING,
+    NEGATIONS,
+    PROPOSAL_VERBS,
+    STOPWORDS,
+    TermStats,
+    content_stems,
+    entities,
+    stem,
+    words,
+)
 from rag.types import Source
 
 logger = logging.getLogger(__name__)
@@ -113,6 +126,22 @@ class Item:
 SHOWN = re.compile(r"\b(?:show|showed|shown|find|found|finds|report|reported|results?|achieve|achieved|accura\w*|"
                    r"perform\w*|conclude|demonstrate|demonstrated|reveal|revealed|well)\b", re.I)
 THEN_ROLE_BONUS = 0.1
+# A sentence that announces an answer and points back at what it answers, saying nothing of it ("In
+# this work, we provide a comprehensive explanation for this issue.", "This work aims to bridge this gap.")
+_ANNOUNCES = re.compile(
+    r"\b(?:explanation|explain|answer|address|investigat|study|explore|examine|analy[sz]e|analysis|shed\s+light|"
+    r"understand|tackle|bridge|fill)\w*\b[^.]*\b(?:this|these|that|such)\s+(?:\w+\s+)?(?:issues?|questions?|problems?|"
+    r"phenomen(?:on|a)|puzzles?|behaviou?rs?|gaps?|limitations?|failures?|challenges?)\b", re.I)
+_ANNOUNCING = frozenset("""explanation answer study explore examine analyze analyse analysis shed light understand
+    bridge fill aim aims seek seeks conduct provide comprehensive thorough systematic detailed preliminary
+    investigation issue issues question questions problem problems phenomenon phenomena puzzle behavior
+    behaviour gap gaps limitation limitations failure failures challenge challenges identify""".split())
+
+
+def announces(sentence: str) -> bool:
+    """Whether a sentence only announces what the next one states (`_ANNOUNCES`, no word of its own)."""
+    return bool(_ANNOUNCES.search(sentence)) and all(
+        w in STOPWORDS or w in FRAMING or w in _ANNOUNCING for w in words(sentence))
 
 
 def question_focus(
@@ -124,6 +153,9 @@ def question_focus(
     qnames = names(question, stats)
     # the venue names no paper ("a paper at ICLR 2025 that …" is not "ICLR: In-Context Learning of …")
     question = _ICLR_2025.sub(" ", question)
+    # nor does what it sets aside ("unlearning for models, …, not large language models" does not name
+    # "On Large Language Model Continual Unlearning")
+    question = without_aside(question)
     # a name given as an example or an aside names no paper ("vector quantization (VQ-VAE codebooks,
     # FSQ, …)", "medical imaging such as MRI, CT, X-ray")
     asked = clean(question)
@@ -233,8 +265,11 @@ def asked_details(question: str) -> list[str]:
     head = [stem(w) for w in words(question)[:ASK_WORDS]]
     joined = " " + " ".join(head) + " "
     out = []
+    # "rating or ranking systems", "rating models": what the papers are about, not a paper's own rating
+    studied = {stem(w) for m in _STUDIED_DETAIL.finditer(question) for w in words(m.group(0))}
     for kind, phrases in DETAIL_KINDS.items():
-        hits = [p for p in phrases if f" {' '.join(stem(w) for w in words(p))} " in joined]
+        hits = [p for p in phrases if f" {' '.join(stem(w) for w in words(p))} " in joined
+                and not {stem(w) for w in words(p)} <= studied]
         if hits:
             out.append(f"{kind}: {hits[0]}")
     m = _NUMBERED.search(question)
@@ -243,6 +278,8 @@ def asked_details(question: str) -> list[str]:
     return out
 
 
+_STUDIED_DETAIL = re.compile(r"\b(?:ratings?|reviews?|reviewers?)\s+(?:or\s+[\w-]+\s+)?(?:systems?|schemes?|models?|methods?|"
+                             r"aggregation|prediction|generation)\b", re.I)
 _NUMBERED = re.compile(r"\b(table|figure|fig\.|section|equation|eq\.|theorem|lemma|algorithm)\s*(\d+)", re.I)
 
 
@@ -527,6 +564,8 @@ def assess(
     # ... nor one in an aside that offers it as another option ("with a model (or an EMA copy of itself) as
     # its own teacher")
     optional = re.sub(r"\(\s*(?:or|and/or|maybe|possibly|perhaps|optionally)\b[^()]*\)", " ", question, flags=re.I)
+    # ... nor one in a list of kinds after a colon ("built on an explicit kernel: RKHS classes, …, MMD tests")
+    optional = colon_list(optional) if is_question(optional) else optional
     asked = set(names(clean(without_listed_examples(optional), asides=True), stats))
     # ... nor is one it asks for the style of ("MaskGIT-style masked generative transformers": like it)
     asked -= set(re.findall(r"([\w-]+?)-(?:style|like|esque|type|inspired)\b", question))
@@ -689,7 +728,8 @@ def assess(
             related.sort(key=lambda n: (len(adm.judgements[n].missing), -adm.judgements[n].fit))
         # (papers admitted in other words do not stop the words' loose reading)
         by_words = [n for n in matching if n not in worded]
-        loose = _paraphrased(adm, reading, order[: head or len(order)]) if list_question and not by_words else []
+        loose = _paraphrased(adm, reading, [n for n in order[: head or len(order)] if n not in aside]) \
+            if list_question and not by_words else []
         if loose:
             matching = loose + [n for n in matching if n not in loose]
             related = [n for n in related if n not in matching]
@@ -991,7 +1031,17 @@ def _items(
                 if used + n <= cfg.named_words:
                     chosen.append(i)
                     used += n
+        # a sentence that only announces what the next one states ("we provide a comprehensive explanation
+        # for this issue.") is quoted with it ("We find that PPL overlooks key tokens …")
+        chosen += [i + 1 for i in list(chosen) if i + 1 < len(paper.sentences) and i + 1 not in chosen
+                   and announces(paper.sentences[i])]
         j = adm.judgements[paper.source.number]
+        if j.uses and adm.topic and not any(share(adm.topic, [paper.sentence_regions[i]]) >= TOPIC_OWN for i in chosen):
+            # listed for the one sentence that says it uses or was tested on the topic: that sentence is quoted
+            at = next((i for i, (g, r) in enumerate(zip(paper.sentence_regions, paper.roles))
+                       if r in TESTED_ROLES and share(adm.topic, [g]) >= TOPIC_OWN), None)
+            if at is not None:
+                chosen = sorted({chosen[0], at})
         score = ranked_by + cfg.fit_weight * j.fit + (0.3 if paper.source.number in focus.named else 0.0)
         items.append(
             Item(paper.source.number, [paper.sentences[i] for i in sorted(chosen)], score, lex0)

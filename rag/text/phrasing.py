@@ -256,6 +256,9 @@ def _set_aside(sentence: str) -> str:
         m = pattern.match(sentence)
         if m:
             x = re.split(r",\s*but\b|;|,\s*though\b|\s+though\b", m.group("x"), maxsplit=1)[0]
+            # "… isn't what I'm after, nor RLHF for chatbots": both
+            nor = re.search(r"(?:,\s*|\s+)nor\s+(?P<y>[^.;!?]+)", sentence[m.end("x"):], re.I)
+            x = f"{x} or {nor.group('y').strip()}" if nor else x
             x = re.sub(r"\s+", " ", _ALSO_SKIP.sub(" ", x))  # "Not LLM interpretability, and please skip Shapley-value papers."
 
             return _lower_first(x.strip(" .!?,")) if words(x) else ""
@@ -296,7 +299,7 @@ _WANTS_TO = _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are|i|we)\b.*?\b(?:would\s+like
                r"(?P<v>[^.!?]+?)[.!]?\s*$")
 # "Papers built on X.", "Work that does Y." opening a request
 _PAPERS_HEADING = _rx(r"^\s*(?:papers|works?|research|studies)\s+(?:that|which|where|whose|on|about|built|using|based|with)\b")
-_FOR_PAPERS = _rx(r"\b(?:papers|works?|studies|research)\s+(?:that|which|on|about|where|whose)\b")
+_FOR_PAPERS = _rx(r"\b(?:papers|works?|studies|research)\s+(?:that|which|on|about|where|whose|built\s+on|using|based\s+on)\b")
 
 
 def _along_those(sentences: list[str]) -> str:
@@ -353,10 +356,15 @@ _THIS_YEAR = _rx(rf"(?:,?\s+(?:at\s+{_VENUE}\s+)?this\s+year\b(?!'s)|\bthis\s+ye
 # the attention sink appear?" asks where, and stays)
 _WHERE_SHOWS = _rx(r"^\s*where\s+(?:does|do|did|has|have)\s+(?P<x>.+?)\s+(?:show(?:n)?\s+up|come\s+up|turn(?:ed)?\s+up|get\s+used|been\s+used)\b\s*")
 # "Papers where a classic evolutionary method does the heavy lifting": papers built on it (an idiom, no topic)
-_HEAVY_LIFTING = _rx(r"\b(?:where|in\s+which)\s+(?P<x>.+?)\s+(?:does|do|did|is\s+doing|are\s+doing)\s+(?:the|most\s+of\s+the)\s+heavy\s+lifting\b")
-# "Quantization papers that aren't about transformer LLMs: …": quantization papers, …, not transformer LLMs
-_NOT_ABOUT = _rx(r"\b(?P<kind>papers|works?|methods|ones|studies)\s+(?:that|which)\s+(?:aren'?t|are\s+not|isn'?t|is\s+not)\s+"
-                 r"(?:about|on|for)\s+(?P<x>[^:;,.?!()]+)"
+# ("papers where an explicit kernel is a core ingredient", "… where GPs play a central role": built on them)
+_HEAVY_LIFTING = _rx(r"\b(?:where|in\s+which)\s+(?P<x>.+?)\s+(?:(?:does|do|did|is\s+doing|are\s+doing)\s+(?:the|most\s+of\s+the)\s+heavy\s+lifting"
+                     r"|(?:is|are)\s+(?:an?|the)\s+(?:core|central|key|main|essential)\s+(?:ingredients?|components?|parts?|building\s+blocks?)"
+                     r"|plays?\s+(?:an?|the)\s+(?:core|central|key|main|essential)\s+role)\b")
+# "Quantization papers that aren't about transformer LLMs: …": quantization papers, …, not transformer LLMs;
+# "unlearning for models that are NOT large language models: …": unlearning for models, …, not large language models
+_NOT_ABOUT = _rx(r"\b(?P<kind>papers|works?|methods|ones|studies|models|networks|systems)\s+(?:that|which)\s+"
+                 # (not "methods that are not built on diffusion priors": that is read as "without" them)
+                 r"(?:aren'?t|are\s+not|isn'?t|is\s+not)\s+(?:about\s+|on\s+|for\s+|(?!(?:built|made|[a-z]+(?:ed|en|ing))\b))(?P<x>[^:;,.?!()]+)"
                  # "Speech papers that are neither speech recognition nor text-to-speech, and not spoken-dialogue LLMs either"
                  r"|\b(?P<kind2>papers|works?|methods|ones|studies)\s+(?:that|which)\s+are\s+neither\s+(?P<neither>[^:;.?!()]+)")
 # "how do people get models to abstain": how do models abstain (who does it is no part of the topic)
@@ -383,7 +391,11 @@ _LACKING = _rx(r"\b(?:when|if)\s+(?:there\s+(?:is|are)\s+no\s+|(?:you|we|one|the
 _LENS = _rx(r"\bas\s+an?\s+(?:lens|window)\s+(?:on|onto|into)\b")
 # "use Mamba as the backbone for …": use Mamba for … (a paper names the model it is built on, seldom
 # its role)
-_AS_BACKBONE = _rx(r"\s+as\s+(?:the|a|an|their|its)\s+(?:backbones?|building\s+blocks?)\b")
+# ("runs an SVD … as a central step": runs one; a role said of any technique a paper uses)
+_AS_BACKBONE = _rx(r"\s+as\s+(?:the|a|an|their|its)\s+(?:backbones?|building\s+blocks?|(?:central|core|key|main|first)\s+"
+                   r"(?:steps?|parts?|components?|ingredients?)(?:\s+of\s+(?:their|its|the|a)\s+(?:methods?|approach(?:es)?|pipelines?|work)\b)?)\b")
+# "Who runs an SVD on …?": who uses one
+_WHO_RUNS = _rx(r"^\s*who(?:'s|\s+is)?\s+(?:runs?|running)\s+")
 # How well or from where, said of any paper: "attack LLM agents from the outside", "pruned with barely
 # any loss" (read as a setting "outside" and a technique "barely loss")
 _SAID_OF_ANY = _rx(r"\s+from\s+(?:the\s+)?outside(?=\s*(?:[,.?!;:]|e\.g|$))|,?\s+with\s+(?:(?:barely|hardly|almost)\s+(?:any|no)|little|minimal|"
@@ -393,16 +405,27 @@ _SCRUTINY = _rx(r"\b(?:put|puts|putting|place|places|placing)\s+(?P<x>[^,;:.?!]+
                 r"under\s+(?:scrutiny|the\s+microscope)\b")
 
 
+# What the asker would do with the papers, and that they appeared: no part of what they are ("What new
+# forecasting architectures came out at ICLR 2025 that I could try against my PatchTST baseline?")
+_ASKERS_USE = _rx(r"\s+(?:that|which)\s+(?:i|we)\s+(?:could|can|might|may|should|would)\s+(?:try|use|adopt|test|reuse|borrow|apply|"
+                  r"run|plug\s+in|build\s+on|compare)\b[^?.!;]*")
+_APPEARED = _rx(rf"\s+(?:came\s+out|(?:were|was)\s+(?:published|presented|accepted)|appeared)(?:\s+(?:at|in)\s+{_VENUE})?(?=\s|[,?.!;]|$)")
+
+
 # Phrases said in other words, in this order: the venue's year goes, "when you don't have X" is "without
-# X", "as a lens on X" studies it, "under scrutiny" evaluates, "as the backbone" and what is said of any
-# paper go, "Where does X show up?" uses X
+# X", "as a lens on X" studies it, "under scrutiny" evaluates, "as the backbone", what is said of any
+# paper, what the asker would do with the papers and that they appeared go, "Who runs X?" and "Where does X
+# show up?" use X
 _PLAIN_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     (_THIS_YEAR, " "),
     (_LACKING, "without "),
     (_LENS, "to study"),
     (_SCRUTINY, lambda m: f"evaluate {m.group('x')}"),
     (_AS_BACKBONE, ""),
+    (_WHO_RUNS, "Who uses "),
     (_SAID_OF_ANY, ""),
+    (_ASKERS_USE, ""),
+    (_APPEARED, ""),
     (_WHERE_SHOWS, lambda m: f"Which papers use {m.group('x')} "),
 )
 # A request that points back "in that direction" at what the asker said before ("anything along those
@@ -421,11 +444,14 @@ def restate(question: str) -> str:
     text = _HEAVY_LIFTING.sub(lambda m: f"built on {m.group('x')}", text)
     m = _NOT_ABOUT.search(text)
     if m:
-        rest = (text[: m.start()] + (m.group("kind") or m.group("kind2")) + text[m.end():]).rstrip()
-        end = rest[-1] if rest[-1] in "?.!" else ""
+        # what is set aside follows the sentence that sets it aside (a sentence after it stays whole)
+        stop = next((e.start() for e in _SENTENCE_END.finditer(text, m.end())
+                     if not _ABBREVIATION_END.search(text[: e.start()])), len(text))
+        head = (text[: m.start()] + (m.group("kind") or m.group("kind2")) + text[m.end(): stop]).rstrip()
+        end = head[-1] if head[-1] in "?.!" else ""
         x = m.group("x") or re.sub(r"\s*(?:,\s*)?\b(?:nor|and\s+not|or)\b\s*", " or ", m.group("neither"))
         x = re.sub(r"\s+either\s*$", "", x.strip())
-        text = f"{rest.rstrip(' ?.!')}, not {x}{end}"
+        text = f"{head.rstrip(' ?.!')}, not {x}{end}{text[stop:]}"
     counts = _COUNTS_BUT.search(text)
     start = text.rfind(";", 0, counts.start()) if counts else -1
     if counts and start >= 0:  # the clause after the semicolon is inclusive: what it sets aside stays

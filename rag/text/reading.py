@@ -173,6 +173,9 @@ _TAKES_WITH = frozenset("""struggle struggles struggling cope copes coping deal 
 _SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "across", "within", "beyond", "when", "against",
             "after", "before"}
 _PURPOSE = {"to"}
+# Verbs of running methods on data: "test methods on X", "apply ML to X" (the papers need only show a result on X)
+_APPLIED = frozenset("test tests testing tested apply applies applying applied evaluate evaluates evaluating evaluated "
+                     "benchmark benchmarks benchmarking deploy deploys deploying deployed".split())
 _BUILDS = frozenset({"build", "builds", "building", "built"})  # "builds on X": uses X
 _OWNERS = frozenset({"its", "their", "the", "our", "a"})
 # "papers that lean on / rely on X": X is the topic ("lean" is no theorem prover here)
@@ -246,7 +249,7 @@ SOFT = frozenset(
     grounds grounding treat treats treating produce produces producing build builds building create creates
     creating develop develops developing construct constructs constructing devise devises bring brings
     repurpose repurposes repurposing leverage leverages leveraging reuse reuses reusing going serve serves
-    serving""".split()
+    serving put puts putting""".split()
 )
 
 
@@ -301,6 +304,8 @@ class Reading(BaseModel):
     aside: str = Field("", description="What the question sets aside ('rather than only benchmarking tool use').")
     used: bool = Field(False, description="The topic is a technique the papers use ('Which papers use "
                        "expectation-maximization?'), not what they are about.")
+    tested: bool = Field(False, description="The topic is data or a domain the papers are tested on ('Which "
+                         "papers develop or test methods on single-cell data?'), not what they are about.")
 
     @property
     def facets(self) -> list[Facet]:
@@ -396,7 +401,16 @@ _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "aft
            (re.compile(r"\bin\s+the\s+first\s+place\b", re.I), ""),
            (re.compile(r"\bon\s+the\s+fly\b", re.I), "online"),
            # "make RL agents hold up when an adversary perturbs …": robust
-           (re.compile(r"\b(?:hold|holds|holding|held)\s+up\b", re.I), "robust"))
+           (re.compile(r"\b(?:hold|holds|holding|held)\s+up\b", re.I), "robust"),
+           # "explainability methods built for time-series models", "rankings built from pairwise comparisons":
+           # methods for them, rankings from them (the participle says how any method comes to be)
+           (re.compile(r"\b(?:built|designed|tailored|made|crafted|constructed)\s+(?:specifically\s+|especially\s+)?(?=(?:for|from)\b)",
+                       re.I), ""),
+           # "MPC used inside a learning method": used in one ("inside" was a technique no abstract words)
+           (re.compile(r"\b(used|applied|employed|run)\s+inside\b", re.I), r"\1 within"),
+           # a shared second half written once: "single-/multi-index models", "pre- and post-training"
+           (re.compile(r"\b([a-z]+)-\s*(?:/|\s(and|or)\s)\s*([a-z]+)-([a-z]+)\b", re.I),
+            lambda m: f"{m.group(1)}-{m.group(4)} {m.group(2) or 'or'} {m.group(3)}-{m.group(4)}"))
 # An aside that names the topic in other words: "implicit neural representations (coordinate-based
 # networks / neural fields)", "(i.e. A or B)". Each option a phrase of two to four content words; not
 # examples, exclusions, an acronym, or kinds of it ("time series (forecasting or generation)").
@@ -601,6 +615,11 @@ def _units(words: list[str]) -> list[Unit]:
             seps.append(w)
         else:
             items[-1].append(w)
+    for k in range(len(seps) - 1):
+        # "A or B or C" is "A, B or C" ("pruning or quantization or distillation"; B one word, and no comma list)
+        if seps[k] == seps[k + 1] == "or" and len(items[k + 1]) == 1 and _is_content(items[k + 1][0]) \
+                and "," not in seps[:k]:
+            seps[k] = ","
     i = 0
     while i < len(items):
         # "A / B / C" (three or more options, each of several words: "implicit neural representations
@@ -995,7 +1014,7 @@ _COLON_LIST = re.compile(r":\s+(?!(?:which|what|who|how|why|where|when|is|are|do
                          r"[^:?.;,]*,[^:?.;]*(?:,|\s(?:and|or)\s))", re.I)
 
 
-def _colon_list(text: str) -> str:
+def colon_list(text: str) -> str:
     """The text with a colon that opens a list of kinds read as "such as" (see `_COLON_LIST`), in a question
     or a list in lower case: a title's "Model Merging in LLMs: Methods, Theories, Applications and
     Opportunities" names no kinds."""
@@ -1019,8 +1038,8 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
     (rag.text.query), when the catalog was consulted. `examples`: also read the examples it gives of
     its topic."""
     if is_question(question) or re.search(r":\s+[a-z]", question):  # (a title capitalizes its list)
-        question = _colon_list(question)
-        search_text = _colon_list(search_text) if search_text is not None else None
+        question = colon_list(question)
+        search_text = colon_list(search_text) if search_text is not None else None
     asks = _asks(question)
     words = _strip_frame(_tokens(clean(search_text if search_text is not None else question)))
     # a framing verb after a subject of its own is what the subject does ("why do RL agents explore so
@@ -1036,6 +1055,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
     current: list[str] = []
     direction: str | None = None
     used = False  # the topic is what the papers use or build on
+    tested = False  # ... or what they are tested on
 
     def close() -> None:
         nonlocal current
@@ -1132,6 +1152,9 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             current.append(w)  # "fail at length generalization": no setting
             i += 1
             continue
+        if w in ("on", "to") and not segments and _APPLIED.intersection(current) \
+                and all(x in _APPLIED or x in SOFT or not _is_content(x) for x in current):
+            tested = True  # "test methods on single-cell data": a result on it is enough
         if w in _SETTING and has_content and nxt and nxt not in _CLAUSE_WORDS:
             close()
             kind, marker = "setting", w
@@ -1269,4 +1292,4 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             if c.kind not in ("direction", "role") else c for c in constraints]
     aside = _CONTRAST.search(question)
     return Reading(asks=asks, topic=topic, constraints=constraints, aside=aside.group(0).strip(" ,?.!") if aside else "",
-                   used=used)
+                   used=used, tested=tested)

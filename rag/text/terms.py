@@ -132,10 +132,20 @@ _OWN_STEM = {"transformer": "transformer", "transformers": "transformer", "optim
              "embed": "embed", "embeds": "embed",  # Snowball: "embed" → "emb", "embedding" → "embed"
              # a field's noun and adjective: Snowball gives "molecules" "molecul" and "molecular" "molecular"
              "molecular": "molecul", "chemistry": "chemic", "medicine": "medic", "medicines": "medic",
-             "geometry": "geometr", "geometries": "geometr", "financial": "financ"}
+             "geometry": "geometr", "geometries": "geometr", "financial": "financ",
+             # a Latin or Greek plural and its singular: Snowball gives "equilibria" "equilibria" and
+             # "equilibrium" "equilibrium" ("Nash equilibrium" did not meet "equilibria")
+             **{w: one for one, forms in {
+                 "equilibrium": "equilibria equilibrium", "phenomenon": "phenomena phenomenon",
+                 "criterion": "criteria criterion", "matrix": "matrices matrix", "index": "indices index",
+                 "vertex": "vertices vertex", "hypothesi": "hypotheses hypothesis", "spectrum": "spectra spectrum",
+                 "optimum": "optima optimum", "minimum": "minima minimum", "maximum": "maxima maximum",
+                 "stimulus": "stimuli stimulus", "corpus": "corpora corpus", "curriculum": "curricula curriculum",
+                 "simplex": "simplices simplex", "radius": "radii radius", "nucleus": "nuclei nucleus",
+                 "formula": "formulae formulas formula"}.items() for w in forms.split()}}
 _MADE_WITH_IZE = re.compile(
     r"^([a-z]{3,}?)(?:ization|izations|isation|isations|izing|ising|izer|izers|iser|isers|ized|ised|izes|ises|ize|ise)$")
-STEMS = "snowball-en+own-5"
+STEMS = "snowball-en+own-6"
 
 
 @lru_cache(maxsize=200_000)
