@@ -444,3 +444,28 @@ def test_what_papers_are_not_what_the_asker_does_with_them_and_core_ingredients(
 )
 def test_what_else_is_set_aside_and_who_runs_a_technique(asked: str, plain: str) -> None:
     assert restate(asked) == plain
+
+
+@pytest.mark.parametrize(
+    ("asked", "plain"),
+    [
+        # "side" was a word of the topic ("side strip or subvert llm safety alignment")
+        ("Attack side only: which papers show how to strip an LLM's safety alignment by fine-tuning?",
+         "Attack only: which papers show how to strip an LLM's safety alignment by fine-tuning?"),
+        # "Before we burn compute, is there work …?": "before burn compute" was read as the topic
+        ("We get loss spikes with AdamW. Before we burn compute, is there ICLR 2025 work that proposes better "
+         "optimizers for LLM training?",
+         "Which papers proposes better optimizers for LLM training?"),
+    ],
+)
+def test_a_side_heading_and_the_askers_timing_are_no_part_of_the_topic(asked: str, plain: str) -> None:
+    assert restate(asked) == plain
+
+
+def test_a_request_that_points_back_this_way_asks_what_the_asker_wants_to_do() -> None:
+    # "Which papers add concepts this way?" was read as "add concepts", and concept-erasure papers led the list
+    asked = ("I want to teach a text-to-image model new subjects or styles (personalization, multi-concept "
+             "customization). Which papers add concepts this way? Concept erasure and anti-customization "
+             "protection are the opposite of what I need.")
+    assert restate(asked) == ("Which papers teach a text-to-image model new subjects or styles (personalization, "
+                              "multi-concept customization), not concept erasure and anti-customization protection?")

@@ -1347,3 +1347,9 @@ def test_data_the_papers_are_tested_on_is_met_by_one_result_on_it() -> None:
     # the same words asked as what papers are about: one result on it is a mention in passing
     assert not read("single-cell data").tested
     assert admit(read("single-cell data"), [orc, other], stats).admitted() == []
+
+
+def test_teaching_a_model_is_a_general_verb() -> None:
+    # "teach a text-to-image model new subjects": "teach" was needed, and personalization papers were related
+    r = read("Which papers teach a text-to-image model new subjects or styles?")
+    assert not any(u.needed for u in r.topic.units if u.text == "teach"), r.topic.units

@@ -933,3 +933,13 @@ def test_papers_tested_on_a_kind_of_data_are_listed_with_the_sentence_that_says_
     for it in a.items:
         assert any(re.search(r"single[- ]cell|scRNA", s, re.I) for s in [it.title, *it.sentences]), it
     assert_every_cited_sentence_supported(a)
+
+
+def test_personalization_asked_this_way_lists_no_concept_erasure(full_rag) -> None:
+    # "Which papers add concepts this way?" listed concept-erasure papers first, which the asker set aside
+    a = full_rag.ask("I want to teach a text-to-image model new subjects or styles (personalization, multi-concept "
+                     "customization, reference-based stylization). Which papers add concepts this way? Concept erasure "
+                     "and anti-customization protection are the opposite of what I need.")
+    titles = _titles(a)
+    assert any(t.startswith("PaRa") for t in titles), a.text
+    assert not any(re.search(r"Eras|Prune|Unlearn", t) for t in titles), a.text

@@ -405,6 +405,10 @@ _SCRUTINY = _rx(r"\b(?:put|puts|putting|place|places|placing)\s+(?P<x>[^,;:.?!]+
                 r"under\s+(?:scrutiny|the\s+microscope)\b")
 
 
+# "Attack side only: which papers …": attacks only ("side" is no word of the topic)
+_SIDE_ONLY = _rx(r"^\s*(?P<x>[\w-]+)\s+side(?:\s+only)?\s*:")
+# "Before we burn compute, is there work …?": when the asker will read them, no part of the request
+_BEFORE_WE = _rx(r"(?:^|(?<=[.!?]\s))\s*before\s+(?:i|we)\b[^,;:?]{0,80},\s*(?P<next>(?:is|are|was|were|what|which|how|why|who|any|has|have|do|does|did|can|could)\b)")
 # What the asker would do with the papers, and that they appeared: no part of what they are ("What new
 # forecasting architectures came out at ICLR 2025 that I could try against my PatchTST baseline?")
 _ASKERS_USE = _rx(r"\s+(?:that|which)\s+(?:i|we)\s+(?:could|can|might|may|should|would)\s+(?:try|use|adopt|test|reuse|borrow|apply|"
@@ -415,7 +419,7 @@ _APPEARED = _rx(rf"\s+(?:came\s+out|(?:were|was)\s+(?:published|presented|accept
 # Phrases said in other words, in this order: the venue's year goes, "when you don't have X" is "without
 # X", "as a lens on X" studies it, "under scrutiny" evaluates, "as the backbone", what is said of any
 # paper, what the asker would do with the papers and that they appeared go, "Who runs X?" and "Where does X
-# show up?" use X
+# show up?" use X, "X side only:" is "X only:", "Before we …," goes
 _PLAIN_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     (_THIS_YEAR, " "),
     (_LACKING, "without "),
@@ -423,14 +427,16 @@ _PLAIN_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
     (_SCRUTINY, lambda m: f"evaluate {m.group('x')}"),
     (_AS_BACKBONE, ""),
     (_WHO_RUNS, "Who uses "),
+    (_SIDE_ONLY, lambda m: f"{m.group('x')} only:"),
+    (_BEFORE_WE, lambda m: m.group("next").capitalize()),
     (_SAID_OF_ANY, ""),
     (_ASKERS_USE, ""),
     (_APPEARED, ""),
     (_WHERE_SHOWS, lambda m: f"Which papers use {m.group('x')} "),
 )
-# A request that points back "in that direction" at what the asker said before ("anything along those
+# A request that points back "in that direction" or "this way" at what the asker said before ("anything along those
 # lines" is `_ALONG_THOSE`'s)
-_IN_THAT_DIRECTION = _rx(r"\bin\s+(?:that|this|the\s+same)\s+direction\s*[?.!]?\s*$")
+_IN_THAT_DIRECTION = _rx(r"\b(?:in\s+(?:that|this|the\s+same)\s+(?:direction|way|manner)|(?:that|this|the\s+same)\s+way)\s*[?.!]?\s*$")
 
 
 def restate(question: str) -> str:

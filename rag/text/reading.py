@@ -249,7 +249,7 @@ SOFT = frozenset(
     grounds grounding treat treats treating produce produces producing build builds building create creates
     creating develop develops developing construct constructs constructing devise devises bring brings
     repurpose repurposes repurposing leverage leverages leveraging reuse reuses reusing going serve serves
-    serving put puts putting""".split()
+    serving put puts putting teach teaches teaching taught""".split()
 )
 
 
