@@ -1353,3 +1353,10 @@ def test_teaching_a_model_is_a_general_verb() -> None:
     # "teach a text-to-image model new subjects": "teach" was needed, and personalization papers were related
     r = read("Which papers teach a text-to-image model new subjects or styles?")
     assert not any(u.needed for u in r.topic.units if u.text == "teach"), r.topic.units
+
+
+def test_a_latin_or_greek_plural_shares_its_singulars_stem() -> None:
+    # "compute or learn equilibria" did not meet "Nash equilibrium"
+    for plural, one in (("equilibria", "equilibrium"), ("matrices", "matrix"), ("criteria", "criterion"),
+                        ("phenomena", "phenomenon"), ("hypotheses", "hypothesis")):
+        assert stem(plural) == stem(one), (plural, one)

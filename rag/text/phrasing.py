@@ -389,10 +389,9 @@ _LACKING = _rx(r"\b(?:when|if)\s+(?:there\s+(?:is|are)\s+no\s+|(?:you|we|one|the
 
 # "causal machinery as a lens on LLMs": used to study them
 _LENS = _rx(r"\bas\s+an?\s+(?:lens|window)\s+(?:on|onto|into)\b")
-# "use Mamba as the backbone for …": use Mamba for … (a paper names the model it is built on, seldom
-# its role)
-# ("runs an SVD … as a central step": runs one; a role said of any technique a paper uses)
-_AS_BACKBONE = _rx(r"\s+as\s+(?:the|a|an|their|its)\s+(?:backbones?|building\s+blocks?|(?:central|core|key|main|first)\s+"
+# A role said of any technique a paper uses: "use Mamba as the backbone for …" uses Mamba for … (a paper
+# names the model it is built on, seldom its role); "runs an SVD … as a central step" runs one
+_AS_A_ROLE = _rx(r"\s+as\s+(?:the|a|an|their|its)\s+(?:backbones?|building\s+blocks?|(?:central|core|key|main|first)\s+"
                    r"(?:steps?|parts?|components?|ingredients?)(?:\s+of\s+(?:their|its|the|a)\s+(?:methods?|approach(?:es)?|pipelines?|work)\b)?)\b")
 # "Who runs an SVD on …?": who uses one
 _WHO_RUNS = _rx(r"^\s*who(?:'s|\s+is)?\s+(?:runs?|running)\s+")
@@ -425,7 +424,7 @@ _PLAIN_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
     (_LACKING, "without "),
     (_LENS, "to study"),
     (_SCRUTINY, lambda m: f"evaluate {m.group('x')}"),
-    (_AS_BACKBONE, ""),
+    (_AS_A_ROLE, ""),
     (_WHO_RUNS, "Who uses "),
     (_SIDE_ONLY, lambda m: f"{m.group('x')} only:"),
     (_BEFORE_WE, lambda m: m.group("next").capitalize()),
