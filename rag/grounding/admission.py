@@ -503,8 +503,8 @@ def judge(paper: PaperText, topic: list[Unit], constraints: list[tuple[Facet, li
     j = Judgement(paper.source.number, max([share(topic, every)] + [_whole(s, every) for s in sides]),
                   max([share(topic, own)] + [_whole(s, own) for s in sides]), [],
                   max([centrality(paper, topic)] + [centrality(paper, s) for s in sides]),
-                  uses=(used and any(used_in_its_work(paper, t) for t in [topic, *sides]))
-                  or (tested and any(used_in_its_work(paper, t, TESTED_ROLES) for t in [topic, *sides])))
+                  uses=(used or tested) and any(used_in_its_work(paper, t, TESTED_ROLES if tested else DOING_ROLES)
+                                                for t in [topic, *sides]))
     for k, (facet, units) in enumerate(constraints):
         if facet.kind == "direction":
             value = states_direction(paper, units)

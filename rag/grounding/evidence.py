@@ -127,11 +127,10 @@ SHOWN = re.compile(r"\b(?:show|showed|shown|find|found|finds|report|reported|res
                    r"perform\w*|conclude|demonstrate|demonstrated|reveal|revealed|well)\b", re.I)
 THEN_ROLE_BONUS = 0.1
 # A sentence that announces an answer and points back at what it answers, saying nothing of it ("In
-# this work, we provide a comprehensive explanation for this issue.", "This work aims to bridge this gap.")
-_ANNOUNCES = re.compile(
-    r"\b(?:explanation|explain|answer|address|investigat|study|explore|examine|analy[sz]e|analysis|shed\s+light|"
-    r"understand|tackle|bridge|fill)\w*\b[^.]*\b(?:this|these|that|such)\s+(?:\w+\s+)?(?:issues?|questions?|problems?|"
-    r"phenomen(?:on|a)|puzzles?|behaviou?rs?|gaps?|limitations?|failures?|challenges?)\b", re.I)
+# this work, we provide a comprehensive explanation for this issue.", "This work aims to bridge this gap."):
+# a pointer back, and no word but function words, framing and these
+_POINTS_BACK = re.compile(r"\b(?:this|these|that|such)\s+(?:\w+\s+)?(?:issues?|questions?|problems?|phenomen(?:on|a)|"
+                          r"puzzles?|behaviou?rs?|gaps?|limitations?|failures?|challenges?)\b", re.I)
 _ANNOUNCING = frozenset("""explanation answer study explore examine analyze analyse analysis shed light understand
     bridge fill aim aims seek seeks conduct provide comprehensive thorough systematic detailed preliminary
     investigation issue issues question questions problem problems phenomenon phenomena puzzle behavior
@@ -139,8 +138,8 @@ _ANNOUNCING = frozenset("""explanation answer study explore examine analyze anal
 
 
 def announces(sentence: str) -> bool:
-    """Whether a sentence only announces what the next one states (`_ANNOUNCES`, no word of its own)."""
-    return bool(_ANNOUNCES.search(sentence)) and all(
+    """Whether a sentence only announces what the next one states (`_POINTS_BACK`, no word of its own)."""
+    return bool(_POINTS_BACK.search(sentence)) and all(
         w in STOPWORDS or w in FRAMING or w in _ANNOUNCING for w in words(sentence))
 
 
