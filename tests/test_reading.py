@@ -517,6 +517,38 @@ def test_a_low_ranked_paper_is_listed_on_a_sentence_that_states_the_question() -
     assert alone.admitted() == [5]
 
 
+def test_a_first_candidate_that_holds_the_topic_only_in_its_setting_is_listed() -> None:
+    """A paper the search ranks among the first that holds the topic, but only in the sentences that set
+    it up (its own sentences name its method), is admitted; one ranked lower, or one that misses a
+    constraint, is not."""
+    own = _source(1, "Graph Neural Networks for Molecules", [
+        "We propose graph neural networks that predict the properties of molecules."])
+    setting = ["Graph neural networks are the standard model for molecules.",
+               "Yet their message passing is slow on large inputs.",
+               "We propose FastMP, which prunes messages by their expected effect."]
+    first = _source(2, "FastMP: Pruned Message Passing", setting)
+    low = _source(7, "FastMP Again: Pruned Message Passing", setting)
+    filler = [_source(n, f"Graph Coloring Study {n}", ["We color graphs."]) for n in range(3, 7)]
+    papers = [own, first, *filler, low]
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in papers)
+    adm = admit(read("Which papers study graph neural networks for molecules?"), papers, stats)
+    assert adm.judgements[2].mentions and not adm.judgements[2].on_topic and not adm.judgements[2].missing
+    assert adm.admit_first([s.number for s in papers], depth=5) == [2]
+    assert 2 in adm.admitted() and 7 not in adm.admitted() and adm.judgements[7].mentions
+    # a first candidate that misses a constraint is not listed
+    attack = _source(2, "Breaking Jailbreak Defenses", [
+        "Jailbreak attacks on LLMs are an open problem, and defenses against them are brittle.",
+        "We present PromptFuzz, which finds prompts that bypass safeguards."])
+    papers = [DEFENCE, attack, *filler]
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in papers)
+    adm = admit(read("Which papers defend LLMs against jailbreak attacks?"), papers, stats)
+    assert adm.admitted() == [1] and adm.judgements[2].mentions
+    assert adm.admit_first([s.number for s in papers], depth=5) == [] and adm.admitted() == [1]
+    # nor when no paper states the topic as its own: then it is named only in passing
+    alone = admit(read("Which papers study graph neural networks for molecules?"), [first, *filler], stats)
+    assert alone.admit_first([2, *range(3, 7)], depth=5) == [] and not alone.admitted()
+
+
 def test_a_short_name_that_is_a_common_term_names_the_paper_only_as_its_title_writes_it() -> None:
     """"Adam" is the optimizer most papers mention, "ADAM:" the short name of an agent's paper: a
     question on Adam's convergence does not name the agent; a rare short name names its paper in any case."""

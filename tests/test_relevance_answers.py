@@ -943,3 +943,13 @@ def test_personalization_asked_this_way_lists_no_concept_erasure(full_rag) -> No
     titles = _titles(a)
     assert any(t.startswith("PaRa") for t in titles), a.text
     assert not any(re.search(r"Eras|Prune|Unlearn", t) for t in titles), a.text
+
+
+def test_a_first_candidate_whose_own_sentences_name_only_its_method_is_listed(full_rag) -> None:
+    """CR-CTC says "speech recognition" in its title and background, while its own sentences name its
+    method (consistency between two CTC distributions): the search ranks it among the first, so it is
+    listed, not left out."""
+    answer = full_rag.ask("automatic speech recognition")
+    assert any(t.startswith("CR-CTC") for t in _titles(answer)), _titles(answer)
+    cr = next(it for it in answer.items if it.title.startswith("CR-CTC"))
+    assert any("CTC" in s for s in cr.sentences)  # its quote states what it does
