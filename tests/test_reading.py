@@ -1046,6 +1046,10 @@ def test_things_like_gives_examples_and_a_techniques_head_noun_says_nothing() ->
     r = read("Which papers rely on contrastive objectives or contrastive predictive coding to learn representations?")
     unit = next(u for f in r.facets for u in f.units if "contrastive" in u.text)
     assert ("contrast",) in unit.alternatives, unit
+    # ... nor does a single technique's: "explicit symbolic machinery" is anything explicitly symbolic
+    r = read("Anyone pairing LLMs or neural policies with explicit symbolic machinery?")
+    technique = next(c for c in r.constraints if c.kind == "technique")
+    assert [u.text for u in technique.units] == ["explicit", "symbolic"], technique
 
 
 def test_examples_given_right_after_a_constraint_meet_it() -> None:

@@ -592,6 +592,8 @@ _GENERIC_HEADS = frozenset("data setting settings scenario scenarios problem pro
 # ... nor do the heads of a technique ("contrastive objectives" is any contrastive learning)
 _GENERIC_HEADS |= frozenset("objective objectives loss losses method methods approach approaches technique techniques "
                             "machinery toolkit".split())
+# ... and the technique a paper uses is named by what comes before them
+_TECHNIQUE_HEADS = frozenset("objective objectives loss losses machinery toolkit".split())
 _NUMBERS = dict(zip(
     "two three four five six seven eight nine ten twelve twenty thirty forty fifty hundred thousand".split(),
     "2 3 4 5 6 7 8 9 10 12 20 30 40 50 100 1000".split(),
@@ -1213,6 +1215,8 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             # and so are the options a technique names ("discrete or masked diffusion models": not any
             # diffusion) and what both options act on ("pruning or merging tokens": not neurons)
             found = _architecture_said(_units(ws))
+            if kind_ == "technique" and len(found) > 1 and found[-1].text in _TECHNIQUE_HEADS:
+                found = found[:-1]  # "with explicit symbolic machinery": anything symbolic
             units = [u.model_copy(update={"needed": True})
                      if _MODEL_KINDS & set(u.alternatives)
                      or (kind_ == "technique" and (" or " in u.text or (
