@@ -512,3 +512,12 @@ def test_in_a_quoted_title_asks_one_paper() -> None:
 
     assert answer_shape("In 'Equivariant Denoisers Cannot Copy Graphs', why do equivariant denoisers fail?") == "single"
     assert answer_shape("In graph diffusion, which papers align input and target graphs?") == "list"
+
+
+def test_the_paper_its_name_says_is_one_paper() -> None:
+    from rag.text.query import answer_shape
+
+    # "… ('hyperfitting' in the Hyperfitting Phenomenon paper)" was answered as a list of one, with two sentences
+    assert answer_shape("Why would overfitting a pretrained LLM on a tiny dataset ('hyperfitting' in the Hyperfitting "
+                        "Phenomenon paper) make greedy generation less repetitive?") == "single"
+    assert answer_shape("Which papers in the survey paper talk about model merging?") == "list"

@@ -132,6 +132,17 @@ def test_the_fields_our_is_not_the_papers_own() -> None:
     assert roles[0] != "contribution" and roles[2] == "contribution"
 
 
+def test_what_the_field_already_knows_is_background_wherever_it_stands() -> None:
+    roles = sentence_roles([
+        "This paper introduces the counter-intuitive results of overfitting pre-trained LLMs on very small datasets.",
+        "In the setting of open-ended text generation, it is well-documented that LLMs tend to generate repetitive "
+        "and dull sequences.",
+        "Prior research has shown that greedy decoding makes it worse.",
+        "We find that hyperfitted models produce extremely low-entropy predictions.",
+    ], "The Hyperfitting Phenomenon")
+    assert roles == ["contribution", "background", "background", "result"]
+
+
 def test_code_as_a_subject_is_not_an_outlook() -> None:
     sents = ["Code models are evaluated on stale problems.",
              "We propose LiveBench-Code, a contamination-free evaluation of code models.",

@@ -391,6 +391,8 @@ TITLE_LEAD = r"(?:in|according\s+to)\s+[\"“'‘]"
 _ONE_PAPER = re.compile(
     r"\b(?:which|what)\s+(?:iclr\s*2025\s+)?(?:paper|work|study|article|method|model|benchmark|dataset|"
     r"framework|approach|system)\b|\bthe\s+(?:paper|work|study)\b|^\s*(?:what|who)\s+(?:is|was|does|did)\b|"
+    # "… ('hyperfitting' in the Hyperfitting Phenomenon paper)": the paper its name says
+    r"\bthe\s+(?:(?-i:[A-Z])[\w'-]*\s+){1,6}(?:paper|work|study)\b|"
     r"^\s*how\s+(?:does|did|is)\b|"
     # "According to 'Title', why …", "how do the authors fix it": what one paper says
     rf"^\s*{TITLE_LEAD}|^\s*according\s+to\b|\bthe\s+authors\b",

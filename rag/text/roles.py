@@ -11,6 +11,8 @@ work (outlook). The rules read that plan from where a sentence stands and the wo
   consists, first … then, we use/train/design) is a method; one about released code or future work is
   an outlook. A sentence about the paper with none of these cues is a contribution.
 - Theory papers: "we prove/show that" is a result; "we establish/derive" too.
+- What the field already knows ("it is well-documented that …", "prior work has shown that …") is
+  background wherever it stands.
 
 No model, no corpus statistics: the same sentence gets the same role in any abstract position class.
 """
@@ -93,6 +95,15 @@ _OUTLOOK = re.compile(
 # What the authors believe or hope their work leads to: outlook, whatever it names ("We believe this
 # demonstrates the feasibility of …")
 _BELIEF = re.compile(r"^\W*(?:we|i)\s+(?:firmly\s+|strongly\s+)?(?:believe|hope|envision|anticipate)\b", re.I)
+# What the field already knows, said after the paper first speaks of itself: background ("In the setting of
+# open-ended text generation, it is well-documented that LLMs tend to generate repetitive …", "Prior research
+# has shown that …"; 4 sentences of the 2,115 abstracts, each of them background)
+_KNOWN = re.compile(
+    r"\b(?:it\s+is\s+(?:well[- ]|widely\s+|commonly\s+|generally\s+)?(?:known|documented|established|recognized|accepted|"
+    r"believed)\s+that|it\s+has\s+(?:long\s+)?been\s+(?:widely\s+)?(?:shown|observed|reported|documented|noted|established|"
+    r"recognized)\s+that|(?:is|are)\s+(?:well[- ]known|well[- ]documented|widely\s+(?:known|believed|recognized|observed|reported))\b|"
+    r"(?:prior|previous|existing|recent|earlier)\s+(?:work|works|studies|research|literature)\s+(?:has|have)\s+"
+    r"(?:shown|found|demonstrated|observed|reported))", re.I)
 _PROVE = re.compile(r"\bwe\s+(?:\w+\s+)?(?:prove|show|establish|derive|demonstrate|find|observe)\b", re.I)
 
 
@@ -117,7 +128,9 @@ def sentence_roles(sentences: Sequence[str], title: str = "") -> list[Role]:
         if i < first_self:
             roles.append("gap" if _GAP.search(s) else "background")
             continue
-        if _BELIEF.search(s) or _OUTLOOK.search(s) and not _RESULT.search(s.split("http")[0]) or (
+        if _KNOWN.search(s) and not speaks_of_itself(s):
+            roles.append("background")
+        elif _BELIEF.search(s) or _OUTLOOK.search(s) and not _RESULT.search(s.split("http")[0]) or (
             _OUTLOOK.search(s) and len(s.split()) < 14
         ):
             roles.append("outlook")
