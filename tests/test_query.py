@@ -511,6 +511,9 @@ def test_in_a_quoted_title_asks_one_paper() -> None:
     from rag.text.query import answer_shape
 
     assert answer_shape("In 'Equivariant Denoisers Cannot Copy Graphs', why do equivariant denoisers fail?") == "single"
+    # ... wherever the title stands (a conversational restatement moves "In 'Title'," after the first clause)
+    assert answer_shape("How do gradients get through the VQ layer in 'Restructuring Vector Quantization with the "
+                        "Rotation Trick', and what does that change?") == "single"
     assert answer_shape("In graph diffusion, which papers align input and target graphs?") == "list"
 
 

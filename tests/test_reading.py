@@ -141,6 +141,12 @@ def test_what_the_field_already_knows_is_background_wherever_it_stands() -> None
         "We find that hyperfitted models produce extremely low-entropy predictions.",
     ], "The Hyperfitting Phenomenon")
     assert roles == ["contribution", "background", "background", "result"]
+    roles = sentence_roles([
+        "Recent works show we can linearize large language models, swapping their attentions for linear ones.",
+        "We thus propose LoLCATs, a simple two-step method.",
+        "Prior studies have shown that similarity to pre-training data matters, but we find the effect limited.",
+    ], "LoLCATs: On Low-Rank Linearizing of Large Language Models")
+    assert roles == ["background", "contribution", "result"]
 
 
 def test_code_as_a_subject_is_not_an_outlook() -> None:

@@ -130,6 +130,11 @@ def test_a_how_question_quotes_how_the_paper_does_it(full_rag) -> None:
     a = full_rag.ask("How does SAM 2 segment objects in videos?")
     assert a.items and a.items[0].title.startswith("SAM 2"), a.text
     assert "streaming memory" in " ".join(a.items[0].sentences), a.text  # its method sentence, not only what it is
+    # a paper named by its quoted title is answered with more of its own sentences, the how among them
+    a = full_rag.ask("In 'Restructuring Vector Quantization with the Rotation Trick', how do gradients get through the "
+                     "VQ layer of a VQ-VAE instead of being copied straight-through, and what does that change?")
+    assert [it.title for it in a.items] == ["Restructuring Vector Quantization with the Rotation Trick"], a.text
+    assert "rotation and rescaling" in " ".join(a.items[0].sentences), a.text
 
 
 def test_aims_and_terms_are_read_as_the_papers_write_them(full_rag) -> None:

@@ -395,7 +395,9 @@ _ONE_PAPER = re.compile(
     r"\bthe\s+(?:(?-i:[A-Z])[\w'-]*\s+){1,6}(?:paper|work|study)\b|"
     r"^\s*how\s+(?:does|did|is)\b|"
     # "According to 'Title', why …", "how do the authors fix it": what one paper says
-    rf"^\s*{TITLE_LEAD}|^\s*according\s+to\b|\bthe\s+authors\b",
+    rf"^\s*{TITLE_LEAD}|^\s*according\s+to\b|\bthe\s+authors\b|"
+    # ... wherever the quoted title stands ("how do gradients get through the VQ layer in 'Restructuring …'")
+    r"\b(?:in|according\s+to)\s+[\"“'‘][^\"”'’]{10,}[\"”'’]",
     re.I,
 )
 _SEVERAL = re.compile(r"\b(?:papers|works|studies)\b", re.I)

@@ -104,6 +104,12 @@ _KNOWN = re.compile(
     r"recognized)\s+that|(?:is|are)\s+(?:well[- ]known|well[- ]documented|widely\s+(?:known|believed|recognized|observed|reported))\b|"
     r"(?:prior|previous|existing|recent|earlier)\s+(?:work|works|studies|research|literature)\s+(?:has|have)\s+"
     r"(?:shown|found|demonstrated|observed|reported))", re.I)
+# ... and a sentence that opens with others' work, even with the field's "we" ("Recent works show we can
+# linearize LLMs …"), unless it turns to the paper's own ("Prior studies have shown …, but we find …")
+_OTHERS_SHOW = re.compile(
+    r"^\W*(?:(?:many|several|some)\s+)?(?:recent|prior|previous|existing|earlier)\s+(?:works?|studies|research|papers|literature)\s+"
+    r"(?:has\s+|have\s+)?(?:shown|show|found|demonstrated|observed|reported|revealed)\b(?!.*\b(?:but|while|whereas|however)\b)",
+    re.I)
 _PROVE = re.compile(r"\bwe\s+(?:\w+\s+)?(?:prove|show|establish|derive|demonstrate|find|observe)\b", re.I)
 
 
@@ -128,7 +134,7 @@ def sentence_roles(sentences: Sequence[str], title: str = "") -> list[Role]:
         if i < first_self:
             roles.append("gap" if _GAP.search(s) else "background")
             continue
-        if _KNOWN.search(s) and not speaks_of_itself(s):
+        if _KNOWN.search(s) and not speaks_of_itself(s) or _OTHERS_SHOW.search(s):
             roles.append("background")
         elif _BELIEF.search(s) or _OUTLOOK.search(s) and not _RESULT.search(s.split("http")[0]) or (
             _OUTLOOK.search(s) and len(s.split()) < 14
