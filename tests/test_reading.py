@@ -566,6 +566,26 @@ def test_a_first_candidate_that_holds_the_topic_only_in_its_setting_is_listed() 
     assert alone.admit_first([2, *range(3, 7)], depth=5) == [] and not alone.admitted()
 
 
+def test_how_much_is_no_word_of_what_a_why_question_asks_explained() -> None:
+    """"Why do the deeper layers contribute so little?": a paper must state that they contribute, not the
+    word "little" ("end up producing less diverse outputs": "diverse", not "end" or "less")."""
+    mix = _source(1, "Mix-LN: Unleashing the Power of Deeper Layers", [
+        "Deeper layers of large language models (LLMs) are often pruned.",
+        "We find that deeper layers of LLMs contribute less than earlier ones because Pre-LN shrinks their gradients."])
+    other = _source(2, "Layer Pruning at Scale", ["We prune layers of LLMs with little loss in accuracy."])
+    # ("little" is the question's rarest word in this store)
+    rare = _source(3, "Sparse Probing", ["Many features contribute to probing, and deeper ones contribute most."])
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (mix, other, rare, *ALL))
+    adm = admit(read("Why do the deeper layers of LLMs contribute so little?"), [mix, other], stats)
+    assert adm.judgements[1].admitted, adm.judgements[1]
+    diverse = _source(1, "Diverse Preference Learning", [
+        "Preference alignment reduces the diversity of large language model (LLM) outputs.",
+        "We show that the KL penalty of preference learning makes outputs less diverse, and propose a fix."])
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in (diverse, other, rare, *ALL))
+    adm = admit(read("Why do preference-aligned LLMs end up producing less diverse outputs?"), [diverse, other], stats)
+    assert adm.judgements[1].admitted, adm.judgements[1]
+
+
 def test_a_short_name_that_is_a_common_term_names_the_paper_only_as_its_title_writes_it() -> None:
     """"Adam" is the optimizer most papers mention, "ADAM:" the short name of an agent's paper: a
     question on Adam's convergence does not name the agent; a rare short name names its paper in any case."""
