@@ -586,6 +586,14 @@ def test_how_much_is_no_word_of_what_a_why_question_asks_explained() -> None:
     assert adm.judgements[1].admitted, adm.judgements[1]
 
 
+def test_the_askers_asides_name_nothing_papers_state() -> None:
+    """"still … anywhere", "actually", "anyone" say how the asker feels about the topic, not what papers state."""
+    r = read("Are energy-based models still being used anywhere?")
+    assert r.describe() == "energy-based models" and not r.constraints, r.note()
+    assert "actual" not in read("papers that maximize mutual information as the actual training signal").note()
+    assert "anyone" not in read("Neuro-symbolic work: anyone pairing LLMs with symbolic solvers?").note()
+
+
 def test_a_short_name_that_is_a_common_term_names_the_paper_only_as_its_title_writes_it() -> None:
     """"Adam" is the optimizer most papers mention, "ADAM:" the short name of an agent's paper: a
     question on Adam's convergence does not name the agent; a rare short name names its paper in any case."""
