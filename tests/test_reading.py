@@ -1101,6 +1101,10 @@ def test_examples_given_right_after_a_constraint_meet_it() -> None:
     r = read("Which papers decode visual concepts from neural recordings (fMRI, electrophysiology, EEG)?")
     constraint = next(c for c in r.constraints if "recordings" in c.text)
     assert [u.text for u in constraint.examples] == ["fmri", "electrophysiology", "eeg"]
+    # a list that ends "and so on" is a list of examples, as one that ends ", etc." is
+    r = read("Which papers track objects in video (multi-object tracking, video segmentation, grounding and so on)?")
+    constraint = next(c for c in r.constraints if "video" in c.text)
+    assert [u.text for u in constraint.examples] == ["multi-object tracking", "video segmentation", "grounding"]
     # a list after the topic is the topic's, not a constraint's that comes before it
     r = read("Which papers apply diffusion models to time series (forecasting, generation or anomaly detection)?")
     assert all(c.examples == [] for c in r.constraints), r

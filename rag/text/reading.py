@@ -376,6 +376,9 @@ _WITH_NO = re.compile(r"\bwith\s+(?:no|zero)\b", re.I)  # "with no accuracy loss
 # technique is what the papers go without, never one they must use)
 _NOT_USING = re.compile(r"\b(?:(?:that|which)\s+(?:are|is|do|does)\s+)?(?:not|n't)\s+(?:built\s+on|based\s+on|"
                         r"rel(?:y|ying)\s+on|us(?:e|ing)|requir(?:e|ing)|need(?:ing)?)\b", re.I)
+# "(multi-object tracking, video segmentation, spatio-temporal grounding and so on)": a list of examples
+# that ends as ", etc." does
+_AND_SO_ON = re.compile(r"(?:,\s*|\s+)(?:and|or)\s+(?:so\s+on|so\s+forth|the\s+like|similar|such)(?=\s*[)\].,;?!]|\s*$)", re.I)
 _RESTATING = re.compile(r",\s*(?:meaning|namely|that\s+is(?:\s+to\s+say)?|where)\b,?", re.I)
 
 
@@ -436,6 +439,7 @@ def clean(text: str, asides: bool = False) -> str:
         text = pattern.sub(full, text)
     if not asides:
         text = ASIDE.sub(" ", _SYNONYM_ASIDE.sub(_synonyms, text))
+    text = _AND_SO_ON.sub(", etc.", text)
     text = _LIKE.sub("", _NOT_USING.sub("without", _WITH_NO.sub("without", _RESTATING.sub(", i.e.", text))))
     text = _OR_AGAIN.sub(_or_again, text)
     cut = _CUT.sub(" ", text)
@@ -936,6 +940,7 @@ def without_listed_examples(text: str) -> str:
 
 def _topic_examples(question: str) -> list[Unit]:
     """The examples a question gives of its topic: a list after the topic, before any constraint."""
+    question = _AND_SO_ON.sub(", etc.", question)
     for m in [*_EXAMPLE_CUE.finditer(question), *_LISTING_ASIDE.finditer(question)]:
         options = _example_options(m.group("list"))
         if not options or (m.re is _LISTING_ASIDE and _NOT_SYNONYMS.search(m.group("list"))):
@@ -957,6 +962,7 @@ def _constraint_examples(question: str) -> dict[str, list[Unit]]:
     videos"). People give instances of what they constrain by, or ways of meeting it: a paper that
     states one meets the constraint as the question words it."""
     out: dict[str, list[Unit]] = {}
+    question = _AND_SO_ON.sub(", etc.", question)
     for m in [*_EXAMPLE_CUE.finditer(question), *_LISTING_ASIDE.finditer(question)]:
         options = _example_options(m.group("list"))
         if not options or (m.re is _LISTING_ASIDE and _NOT_SYNONYMS.search(m.group("list"))):
