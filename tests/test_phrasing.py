@@ -414,6 +414,11 @@ def test_where_something_appears_is_still_asked() -> None:
         ("Machine unlearning methods for models that are NOT large language models: deleting training points. "
          "Concept erasure is out of scope.",
          "Machine unlearning methods for models: deleting training points, not large language models, not concept erasure."),
+        # ... and a heading of any kind that is not X
+        ("GNN theory that isn't about WL-style expressive power: generalization bounds, or provable robustness.",
+         "GNN theory: generalization bounds, or provable robustness, not WL-style expressive power."),
+        ("Parameter-efficient fine-tuning that is NOT a low-rank (LoRA-style) update: e.g. sparse updates.",
+         "Parameter-efficient fine-tuning: e.g. sparse updates, not a low-rank (LoRA-style) update."),
         # a technique it goes without stays for the reading ("without diffusion priors")
         ("Photo restoration with methods that are not built on diffusion priors.",
          "Photo restoration with methods that are not built on diffusion priors."),

@@ -366,7 +366,11 @@ _NOT_ABOUT = _rx(r"\b(?P<kind>papers|works?|methods|ones|studies|models|networks
                  # (not "methods that are not built on diffusion priors": that is read as "without" them)
                  r"(?:aren'?t|are\s+not|isn'?t|is\s+not)\s+(?:about\s+|on\s+|for\s+|(?!(?:built|made|[a-z]+(?:ed|en|ing))\b))(?P<x>[^:;,.?!()]+)"
                  # "Speech papers that are neither speech recognition nor text-to-speech, and not spoken-dialogue LLMs either"
-                 r"|\b(?P<kind2>papers|works?|methods|ones|studies)\s+(?:that|which)\s+are\s+neither\s+(?P<neither>[^:;.?!()]+)")
+                 r"|\b(?P<kind2>papers|works?|methods|ones|studies)\s+(?:that|which)\s+are\s+neither\s+(?P<neither>[^:;.?!()]+)"
+                 # a heading of any kind: "GNN theory that isn't about WL-style expressive power: …", "Parameter-efficient
+                 # fine-tuning that is NOT a low-rank (LoRA-style) update: …"
+                 r"|^\s*(?P<kind3>(?:[\w/-]+\s+){0,4}[\w/-]+)\s+(?:that|which)\s+(?:aren'?t|are\s+not|isn'?t|is\s+not)\s+"
+                 r"(?:about\s+|on\s+|for\s+|(?!(?:built|made|[a-z]+(?:ed|en|ing))\b))(?P<x3>[^:;.?!]+?)(?=\s*[:;.?!])")
 # "how do people get models to abstain": how do models abstain (who does it is no part of the topic)
 _PEOPLE_GET = _rx(r"\b(?P<wh>how|why)\s+(?:(?:do|does|did|can|could|should|would)\s+)?(?:people|researchers|folks|others|one|you|we)\s+"
                   r"(?:get|make|teach|train|help)\s+(?P<x>(?:[\w-]+\s+){0,3}?[\w-]+)\s+to\s+(?=[a-z])")
@@ -452,9 +456,9 @@ def restate(question: str) -> str:
         # what is set aside follows the sentence that sets it aside (a sentence after it stays whole)
         stop = next((e.start() for e in _SENTENCE_END.finditer(text, m.end())
                      if not _ABBREVIATION_END.search(text[: e.start()])), len(text))
-        head = (text[: m.start()] + (m.group("kind") or m.group("kind2")) + text[m.end(): stop]).rstrip()
+        head = (text[: m.start()] + (m.group("kind") or m.group("kind2") or m.group("kind3")) + text[m.end(): stop]).rstrip()
         end = head[-1] if head[-1] in "?.!" else ""
-        x = m.group("x") or re.sub(r"\s*(?:,\s*)?\b(?:nor|and\s+not|or)\b\s*", " or ", m.group("neither"))
+        x = m.group("x") or m.group("x3") or re.sub(r"\s*(?:,\s*)?\b(?:nor|and\s+not|or)\b\s*", " or ", m.group("neither"))
         x = re.sub(r"\s+either\s*$", "", x.strip())
         text = f"{head.rstrip(' ?.!')}, not {x}{end}{text[stop:]}"
     counts = _COUNTS_BUT.search(text)
