@@ -59,6 +59,9 @@ ROOT = Path(__file__).resolve().parent.parent
          "lyrics. Which one was that?",
          "Which text-to-music paper generates full-length songs with sung vocals and lyrics?"),
         ("I remember the diffusion paper about watermarking images.", "Which diffusion paper studies watermarking images?"),
+        # the venue before the kind, and a claim it concluded: which pretraining paper shows that …
+        ("I recall an ICLR 2025 pretraining study concluding that code hurts reasoning. Which paper was that?",
+         "Which pretraining paper shows that code hurts reasoning?"),
     ],
 )
 def test_a_request_is_restated_as_the_question_it_asks(asked: str, plain: str) -> None:

@@ -84,6 +84,10 @@ def test_a_list_answer_says_how_many_papers_meet_it_and_can_show_all(full_rag) -
         "Which papers show spiking neural networks beating the accuracy of equivalent non-spiking ANNs on ImageNet?",
         # a length of time is stated exactly or not at all: CogVideoX makes 10-second videos
         "Which ICLR 2025 paper introduced a text-to-video model that generates hour-long videos in real time?",
+        # a recalled study of some kind and what it concluded ("To Code or Not To Code?" found the opposite)
+        "I recall an ICLR 2025 pretraining study concluding that mixing code into the pretraining data hurts "
+        "natural-language reasoning and world knowledge, so general-purpose LLMs should leave code out. Which "
+        "paper was that?",
     ],
 )
 def test_a_false_premise_is_named_before_any_closest_paper(full_rag, question) -> None:

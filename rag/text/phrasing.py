@@ -85,8 +85,10 @@ _RECALLED = _rx(
 # "I remember a text-to-music paper at ICLR 2025 that generated songs": which text-to-music paper generated them
 _RECALLED_KIND = _rx(
     r"^\s*(?:i|we)\s+(?:remember|recall|once\s+read|read|heard|saw)\s+(?:about\s+|of\s+)?(?:an?|the|one|some)\s+"
-    rf"(?P<kind>(?:(?!iclr\b|paper\b)[\w-]+\s+){{1,3}}?)(?:{_VENUE}\s+)?(?P<head>paper|work|study|article)\s+"
-    rf"{_AT_VENUE}(?P<on>that|which|where|about|on)\s+(?P<claim>.+)$",
+    rf"(?:{_VENUE}\s+)?(?P<kind>(?:(?!iclr\b|paper\b)[\w-]+\s+){{1,3}}?)(?:{_VENUE}\s+)?(?P<head>paper|work|study|article)\s+"
+    # ("… an ICLR 2025 pretraining study concluding that X": which pretraining paper shows that X)
+    rf"{_AT_VENUE}(?P<on>that|which|where|about|on|(?:showing|concluding|finding|claiming|arguing|reporting|demonstrating|"
+    r"proving)\s+that)\s+(?P<claim>.+)$",
 )
 # "Has anyone explained why …", "Have any papers shown how …", "Did anyone (at ICLR 2025) propose …";
 # and wondered: "I'm working on X and wondering whether anyone at ICLR looked at Y", "I'm curious who is
@@ -186,7 +188,8 @@ def _opened(sentence: str) -> str:
         return f"Which paper shows that {shown.group('x')}" if shown else f"Which paper {m.group('claim')}"
     m = _RECALLED_KIND.match(sentence)
     if m:
-        verb = "studies " if m.group("on").lower() in ("about", "on") else ""
+        on = m.group("on").lower()
+        verb = "studies " if on in ("about", "on") else "shows that " if on.endswith(" that") else ""
         return f"Which {m.group('kind')}paper {verb}{m.group('claim')}"
     m = _OPENERS.match(sentence)
     if not m:
