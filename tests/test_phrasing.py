@@ -460,6 +460,9 @@ def test_what_else_is_set_aside_and_who_runs_a_technique(asked: str, plain: str)
         # "side" was a word of the topic ("side strip or subvert llm safety alignment")
         ("Attack side only: which papers show how to strip an LLM's safety alignment by fine-tuning?",
          "Attack only: which papers show how to strip an LLM's safety alignment by fine-tuning?"),
+        # ... after a heading too ("side" was a word of a setting: "for llms side")
+        ("Knowledge editing for LLMs, methods side: which papers propose editors that change facts?",
+         "Knowledge editing for LLMs, methods only: which papers propose editors that change facts?"),
         # "Before we burn compute, is there work …?": "before burn compute" was read as the topic
         ("We get loss spikes with AdamW. Before we burn compute, is there ICLR 2025 work that proposes better "
          "optimizers for LLM training?",

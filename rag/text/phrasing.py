@@ -412,7 +412,7 @@ _SCRUTINY = _rx(r"\b(?:put|puts|putting|place|places|placing)\s+(?P<x>[^,;:.?!]+
 
 
 # "Attack side only: which papers …": attacks only ("side" is no word of the topic)
-_SIDE_ONLY = _rx(r"^\s*(?P<x>[\w-]+)\s+side(?:\s+only)?\s*:")
+_SIDE_ONLY = _rx(r"(?:^|(?<=,\s))\s*(?P<x>[\w-]+)\s+side(?:\s+only)?\s*:")  # (also after a heading: "…, methods side:")
 # "Before we burn compute, is there work …?": when the asker will read them, no part of the request
 _BEFORE_WE = _rx(r"(?:^|(?<=[.!?]\s))\s*before\s+(?:i|we)\b[^,;:?]{0,80},\s*(?P<next>(?:is|are|was|were|what|which|how|why|who|any|has|have|do|does|did|can|could)\b)")
 # What the asker would do with the papers, and that they appeared: no part of what they are ("What new
