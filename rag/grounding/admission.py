@@ -568,9 +568,9 @@ class Admission:
         """Of the first `depth` candidates of the search, those that hold the topic and miss no constraint,
         though not in their own sentences (it is their setting, said in the background: "Graph neural
         networks … Yet …" of a paper whose own sentences name its method), are admitted: two rankers
-        agree on them. On the 26 writers' sets (484 questions, false premises aside): 125 such candidates
-        in the first five, 69 on the writer's list and 18 partly (55 %), against 44 % of the papers
-        admitted at ranks 6-10.
+        agree on them. On the 26 writers' sets (484 questions, false premises aside): 65 such candidates
+        among the first three, 41 on the writer's list and 7 partly (63 %); at ranks 4-5, 28 of 60 (47 %),
+        about as many as of the papers admitted at ranks 6-10 (44 %).
         Only beside a paper that states the topic as its own: when none does, the topic is named only in
         passing, and that is said (`rag.grounding.evidence.assess`)."""
         if not any(self.judgements[n].admitted for n in order):
