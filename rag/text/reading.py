@@ -593,11 +593,10 @@ _OR = {"or", "/"}
 _OTHER = frozenset({"other", "another", "similar", "related", "alternative", "such"})  # "Mamba or other SSMs"
 # Head nouns that say nothing beyond their modifier in an alternative ("time series or dynamic data").
 _GENERIC_HEADS = frozenset("data setting settings scenario scenarios problem problems task tasks".split())
-# ... nor do the heads of a technique ("contrastive objectives" is any contrastive learning)
-_GENERIC_HEADS |= frozenset("objective objectives loss losses method methods approach approaches technique techniques "
-                            "machinery toolkit".split())
-# ... and the technique a paper uses is named by what comes before them
+# ... nor do the heads of a technique ("contrastive objectives" is any contrastive learning; "with explicit
+# symbolic machinery", anything symbolic: a technique constraint goes without them)
 _TECHNIQUE_HEADS = frozenset("objective objectives loss losses machinery toolkit".split())
+_GENERIC_HEADS |= _TECHNIQUE_HEADS | frozenset("method methods approach approaches technique techniques".split())
 _NUMBERS = dict(zip(
     "two three four five six seven eight nine ten twelve twenty thirty forty fifty hundred thousand".split(),
     "2 3 4 5 6 7 8 9 10 12 20 30 40 50 100 1000".split(),
