@@ -26,6 +26,7 @@ from rag.text.citations import abstract_sentences
 from rag.text.reading import (
     ADVERB,
     ASIDE,
+    DEGREE,
     DIRECTIONS,
     NAME_SUFFIXES,
     RESTATES,
@@ -613,7 +614,7 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
         # misbehave"): a word of its topic no candidate states weighs nothing, and is not needed
         stated = [p.stated_regions() for p in papers.values()]
         said = [any(met(u, regions) for regions in stated) for u in topic]
-        single = [u for u in topic[1:] if " " not in u.text and not ADVERB.search(u.text) and u.text not in _DEGREE]
+        single = [u for u in topic[1:] if " " not in u.text and not ADVERB.search(u.text) and u.text not in DEGREE]
         rarest = max(single, key=lambda u: u.weight) if len(topic) >= 3 and single else None
         both = and_sides(topic, reading.topic.text) if reading.topic else []
         if both:
@@ -654,11 +655,6 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     return Admission(judgements, papers, topic, constraints)
 
 
-# How much, or that it comes to be, said of any phenomenon: no word of what a why-question asks explained
-# ("why do the deeper layers contribute so little": "contribute", not "little"; "end up producing less
-# diverse outputs": "diverse")
-_DEGREE = frozenset("little less more much few fewer lot lots barely hardly rarely often poorly well worse better so "
-                    "too very end up".split())
 # "…, rather than only benchmarking tool use", "not simulators, benchmarks and data-collection studies"
 _SETS_ASIDE_BENCHMARKS = re.compile(r"\b(?:benchmark\w*|simulators?|environments?|evaluation\s+suites?|leaderboards?)\b", re.I)
 NOT_A_BENCHMARK = {"method": "a method (this paper is a benchmark)", "reason": "an explanation (this paper is a benchmark)"}

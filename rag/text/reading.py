@@ -270,6 +270,11 @@ WEAK_MODIFIERS |= frozenset("whole entire".split())
 # An adverb says how, not what ("explore so inefficiently"): weak evidence, and never the word a
 # why-question needs stated
 ADVERB = re.compile(r"(?:ally|ently|antly|ively|ously|ibly|ably|fully|lessly|ingly|edly)$")
+# How much, or that it comes to be, said of any phenomenon: no word of what a why-question asks explained
+# ("why do the deeper layers contribute so little": "contribute", not "little"; "end up producing less
+# diverse outputs": "diverse"; rag.grounding.admission)
+DEGREE = frozenset("little less more much few fewer lot lots barely hardly rarely often poorly well worse better so "
+                   "too very end up".split())
 
 
 class Unit(BaseModel):
