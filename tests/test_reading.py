@@ -1445,3 +1445,39 @@ def test_a_latin_or_greek_plural_shares_its_singulars_stem() -> None:
     for plural, one in (("equilibria", "equilibrium"), ("matrices", "matrix"), ("criteria", "criterion"),
                         ("phenomena", "phenomenon"), ("hypotheses", "hypothesis")):
         assert stem(plural) == stem(one), (plural, one)
+
+
+def test_a_condition_that_does_not_hold_is_a_setting_beyond_it() -> None:
+    # abstracts write "non-exchangeable", "beyond exchangeability", "dispensing with exchangeability":
+    # no abstract says the question's "hold", so the condition is read without it, and its examples stay
+    r = read("Conformal prediction for when exchangeability doesn't hold: dependent time-series data, "
+             "graphs that change over time, or an online stream.")
+    (setting,) = r.constraints
+    assert setting.label == "beyond exchangeability", setting
+    assert [u.text for u in setting.units] == ["exchangeability"]
+    assert [u.text for u in setting.examples][:2] == ["dependent time-series data", "graphs"]
+    # "the X assumption" is X; what is not at hand is gone
+    (faith,) = read("causal discovery when the faithfulness assumption is violated").constraints
+    assert [u.text for u in faith.units] == ["faithfulness"], faith
+    (labels,) = read("domain adaptation when target labels are not available").constraints
+    assert labels.label == "without target labels", labels
+    # a condition that holds is no setting beyond it
+    assert "beyond" not in " ".join(c.label for c in read("bandits when the reward is delayed").constraints)
+
+
+def test_one_or_two_demonstrations_is_few_shot_not_two() -> None:
+    (setting,) = read("Teaching a robot a new manipulation skill from just one or two demonstrations: "
+                      "what's out there?").constraints
+    few = next(u for u in setting.units if u.text == "few-shot")
+    assert few.needed and ("one", "shot") in few.alternatives and ("singl", "demo") in few.alternatives
+    assert "two" not in [u.text for u in setting.units]
+    # "a single image" is one view, not few-shot learning
+    (view,) = read("3D reconstruction from a single image").constraints
+    assert "few-shot" not in [u.text for u in view.units]
+    # a paper on a "dexterous hand" learns from no handful of demonstrations
+    stats = TermStats.from_texts([f"Paper {k} on optimization of networks." for k in range(50)])
+    hand = _source(1, "Dexterous Manipulation", ["We track a dexterous robot hand from large-scale demonstrations."])
+    one = _source(2, "Instant Policy: Learning Robot Manipulation Skills in Context", ["Our robot manipulation policy learns new skills from just one or two demonstrations."])
+    adm = admit(read("robot manipulation skills from just one or two demonstrations"), [hand, one], stats)
+    assert adm.judgements[2].admitted and not adm.judgements[1].admitted, adm.judgements
+    assert adm.judgements[1].missing == ["few-shot"], adm.judgements[1]

@@ -482,7 +482,8 @@ def test_a_question_no_paper_answers_names_what_it_asked_without_its_contrast(fu
     a = full_rag.ask("Which papers detect mislabeled examples in training data, rather than training models that "
                      "are robust to label noise?")
     assert a.refused and not a.items, a.text
-    assert "No ICLR 2025 abstract here states “detect mislabeled examples in training data”." in a.text, a.text
+    # a list question's request: no abstract states all of it
+    assert "No ICLR 2025 abstract here states all of “detect mislabeled examples in training data”." in a.text, a.text
 
 
 def test_a_request_in_conversational_words_is_answered_as_its_plain_question(full_rag) -> None:
@@ -607,7 +608,9 @@ def test_a_second_question_is_answered_by_the_second_sentence(full_rag) -> None:
     a = full_rag.ask("What is Kinetix, and what did its authors show about training general RL agents with it?")
     assert a.items and a.items[0].title.startswith("Kinetix"), a.text
     quoted = " ".join(a.items[0].sentences)
-    assert "we introduce Kinetix" in quoted and "Our trained agent exhibits" in quoted, a.text
+    # ... and a finding of the trained agent answers the second (each of the paper's sentences is weighed)
+    assert "we introduce Kinetix" in quoted, a.text
+    assert "Our trained agent exhibits" in quoted or "fine-tuning this general agent on tasks of interest shows" in quoted, a.text
 
 
 def test_retrieve_reads_a_request_as_ask_does(full_rag) -> None:
@@ -962,3 +965,19 @@ def test_a_first_candidate_whose_own_sentences_name_only_its_method_is_listed(fu
     assert any(t.startswith("CR-CTC") for t in _titles(answer)), _titles(answer)
     cr = next(it for it in answer.items if it.title.startswith("CR-CTC"))
     assert any("CTC" in s for s in cr.sentences)  # its quote states what it does
+
+
+def test_a_question_about_one_named_paper_may_be_answered_by_any_of_its_sentences(full_rag) -> None:
+    """A why-question about one paper's conclusion is answered by its finding, which shares few words
+    with the question: the named paper's own sentences are all weighed, not only the three its words
+    favour (those were the study's setup: "we characterize its regret …")."""
+    a = full_rag.ask("In 'The Value of Sensory Information to a Robot', why do the authors conclude that withholding "
+                     "observations from a trained robot often hurts surprisingly little, and what decides when "
+                     "sensing does matter?")
+    (item,) = a.items
+    assert any(s.startswith("We find that sensory information is surprisingly rarely task-critical")
+               for s in item.sentences), item.sentences
+    b = full_rag.ask("How does Sylber turn raw speech into syllable-level tokens without any text labels, and how "
+                     "compact is the resulting tokenization?")
+    (item,) = b.items
+    assert any("compact sequence of tokens" in s for s in item.sentences), item.sentences

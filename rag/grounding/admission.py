@@ -647,7 +647,8 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
         if j.on_topic and either and not any(met(u, p.stated_regions()) for u in either):
             lacking.append(either[0].text)
         if lacking:
-            j.missing += list(dict.fromkeys(lacking))
+            # a word already named with the constraint it belongs to is not named again
+            j.missing += [w for w in dict.fromkeys(lacking) if not any(w in m.split() for m in j.missing)]
             j.admitted, j.related = False, True
         if measures_methods and titled_benchmark(p):  # "How do papers compress …?"
             j.missing.append(NOT_A_BENCHMARK.get(reading.asks, NOT_A_BENCHMARK["method"]))

@@ -505,6 +505,7 @@ class Assessment:
     matching_ids: list[str] = field(default_factory=list)  # the same as paper ids (set by the engine)
     related: list[Item] = field(default_factory=list)  # on topic, missing a constraint (Item.missing)
     premise: str = ""  # what no abstract states, when that is why nothing is listed
+    whole: bool = False  # the premise is a list question's whole request: no abstract states all of it
     loose: str = ""  # the topic no paper states in the question's words, when the rest lists papers
     unworded: str = ""  # the setting no candidate states as worded, when the papers listed meet the rest
     searched: bool = False  # listed as a search ranks, not by the reading (it says too little, or no paper meets it)
@@ -820,6 +821,7 @@ def assess(
             reason = "no abstract sentence answers the question"
         out = _refuse(reason, focus, coverage, **scores)
         out.reading, out.related, out.premise, out.closest = reading, rel_items, premise, closest
+        out.whole = list_question
         return out
     return Assessment(
         True, "answered from the abstracts", focus, items[:limit], coverage,
@@ -980,7 +982,8 @@ def _items(
     for p in papers:
         mine = [i for i, r in enumerate(p.roles) if r in OWN] or list(range(len(p.sentences)))
         ranked = sorted(mine, key=lambda i: -prior(p, i))
-        pick = ranked[: cfg.embed_per_paper]
+        # the one paper a question names is read whole: its answer may be any of its own sentences
+        pick = ranked if focus.kind == "single" and p.source.number in focus.named else ranked[: cfg.embed_per_paper]
         for wanted in {"method" if how else "", then_role} - {""}:
             at = next((i for i in ranked if p.roles[i] == wanted), None)
             if at is not None and at not in pick:

@@ -85,7 +85,7 @@ def count_line(verdict: Assessment, shown: int) -> str:
 def refusal_text(verdict: Assessment) -> str:
     """The refusal sentence, then why in plain words when it says more than the refusal (the premise
     no abstract states, a detail abstracts do not give), then the heading of the closest papers."""
-    why = f" {_unsupported(verdict.premise)}" if verdict.premise else (
+    why = f" {_unsupported(verdict.premise, verdict.whole)}" if verdict.premise else (
         f" {verdict.explain}" if verdict.explain else ""
     )
     if verdict.related and verdict.premise and not any(it.missing for it in verdict.related):
@@ -94,7 +94,7 @@ def refusal_text(verdict: Assessment) -> str:
         # The topic is stated and a constraint, as worded, is not: the answer names what no abstract states,
         # and does not open by saying nothing was found (its closest papers are on the writers' lists
         # more often than not: 28 of 36 of those among the search's first five, docs/relevance.md §5h).
-        return f"{_unsupported(verdict.premise)} The closest papers, each with what its abstract does not state:"
+        return f"{_unsupported(verdict.premise, verdict.whole)} The closest papers, each with what its abstract does not state:"
     elif verdict.related:
         tail = " What the paper is about:"
     else:
@@ -102,12 +102,14 @@ def refusal_text(verdict: Assessment) -> str:
     return f"{REFUSAL}{why}{tail}"
 
 
-def _unsupported(premise: str) -> str:
-    """What no abstract states: a claim ("that …", a topic) is stated, a question ("Why do …") answered."""
+def _unsupported(premise: str, whole: bool = False) -> str:
+    """What no abstract states: a claim ("that …", a topic) is stated, a question ("Why do …") answered.
+    A list question's request (`whole`) is what no abstract states all of: its closest papers state
+    parts of it, and say which part they lack."""
     premise = re.sub(r"\s+([,.;:?!])", r"\1", " ".join(premise.split()))  # (where an aside was left out)
     if re.match(r"(?i)(?:why|how|what|which|when|where|who|do|does|did|is|are|can)\b", premise):
         return f"No ICLR 2025 abstract here answers “{premise.rstrip('?. ')}?”"
-    return f"No ICLR 2025 abstract here states “{premise}”."
+    return f"No ICLR 2025 abstract here states {'all of ' if whole else ''}“{premise}”."
 
 
 _KIND_RANK = {"evidence": 0, "attributed": 1, "generated": 2}

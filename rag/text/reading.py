@@ -119,6 +119,11 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     # a matrix split into factors: "low-rank factorization" is what "low-rank decomposition" does
     "factorization": ("factorization", "factorisation", "factorize", "factorise", "factorized", "factorizing",
                       "decomposition", "decompositions", "decompose", "decomposed", "decomposing"),
+    # learning from a handful of demonstrations: papers say "one-shot", "a single demo", "just one or two"
+    "few-shot": ("few-shot", "one-shot", "few shot", "one shot", "k-shot", "low-shot", "one or two", "handful of",
+                 "single demonstration", "single demo", "single example", "single trajectory", "one demonstration",
+                 "one demo", "few demonstrations", "few examples", "few trajectories", "limited demonstrations",
+                 "limited number of demonstrations", "small number of demonstrations"),
     # languages other than English: papers name the ones they study, or say multilingual
     "non-english": ("non-english", "multilingual", "cross-lingual", "crosslingual", "multi-lingual",
                     "arabic", "chinese", "japanese", "korean", "hindi", "bengali", "urdu", "swahili", "african",
@@ -407,6 +412,7 @@ def _or_again(m: re.Match[str]) -> str:
 # Idioms of time that frame the question ("detect after the fact that my data was used")
 _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "afterwards"),
            (re.compile(r"\bin\s+the\s+first\s+place\b", re.I), ""),
+           (re.compile(r"\s*[:;,]?\s*\bwhat(?:['’]s|\s+is)\s+out\s+there\b\s*\??", re.I), ". "),
            (re.compile(r"\bon\s+the\s+fly\b", re.I), "online"),
            # "make RL agents hold up when an adversary perturbs …": robust
            (re.compile(r"\b(?:hold|holds|holding|held)\s+up\b", re.I), "robust"),
@@ -414,6 +420,19 @@ _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "aft
            # methods for them, rankings from them (the participle says how any method comes to be)
            (re.compile(r"\b(?:built|designed|tailored|made|crafted|constructed)\s+(?:specifically\s+|especially\s+)?(?=(?:for|from)\b)",
                        re.I), ""),
+           # a condition that does not hold is a setting beyond it ("when exchangeability does not hold":
+           # abstracts write "non-exchangeable", "beyond exchangeability"; no abstract says "hold"), and
+           # what is not at hand is gone ("when labels are not available": without labels)
+           (re.compile(r"\b(?:when|where|if|in\s+which)\s+(?P<x>(?:[\w.-]+\s+){1,4}?)(?:does|do|did|is|are|was|were|may|might|can|cannot)"
+                       r"\s+(?:not\s+)?(?:(?<=not\s)(?:hold|apply|met|satisfied|true|valid)|violated|break\s+down|fails?\s+to\s+hold)\b", re.I),
+            lambda m: "beyond " + re.sub(r"\s*\b(?:assumptions?|conditions?|property)\s*$", " ", m.group("x"), flags=re.I)),
+           (re.compile(r"\b(?:when|where|if|in\s+which)\s+(?P<x>(?:[\w.-]+\s+){1,4}?)(?:is|are|was|were)"
+                       r"\s+(?:not\s+(?:available|accessible|given|observed|provided)|unavailable|missing|absent|inaccessible|unobserved)\b", re.I),
+            r"without \g<x>"),
+           # "from just one or two demonstrations": few-shot ("two" alone would be met by any "two")
+           (re.compile(r"\b(?:just\s+|only\s+)?(?:one\s+or\s+two|one\s+or\s+a\s+few|a\s+couple\s+of|a\s+handful\s+of|"
+                       r"a\s+few|very\s+few|few|a\s+single|one|a\s+small\s+number\s+of)\s+(?=(?:demonstrations?|demos?|"
+                       r"examples?|shots?|trajectories|(?:labell?ed\s+)?examples)\b)", re.I), "few-shot "),
            # "MPC used inside a learning method": used in one ("inside" was a technique no abstract words)
            (re.compile(r"\b(used|applied|employed|run)\s+inside\b", re.I), r"\1 within"),
            # a shared second half written once: "single-/multi-index models", "pre- and post-training"
@@ -436,12 +455,18 @@ def _synonyms(m: re.Match[str]) -> str:
     return "".join(f" / {o}" for o in options)
 
 
+def _written_out(text: str) -> str:
+    """Contractions and idioms in plain words, as the rest of the reading expects them."""
+    for pattern, full in (*_CONTRACTIONS, *_IDIOMS):
+        text = pattern.sub(full, text)
+    return text
+
+
 def clean(text: str, asides: bool = False) -> str:
     """The part of a question that states what it wants: without parentheses (unless `asides`: "(KANs)"
     names the topic again; an aside of other names for it is kept as options of it), contrasts, examples
     and a trailing second question."""
-    for pattern, full in (*_CONTRACTIONS, *_IDIOMS):
-        text = pattern.sub(full, text)
+    text = _written_out(text)
     if not asides:
         text = ASIDE.sub(" ", _SYNONYM_ASIDE.sub(_synonyms, text))
     text = _AND_SO_ON.sub(", etc.", text)
@@ -974,7 +999,7 @@ def _constraint_examples(question: str) -> dict[str, list[Unit]]:
         before = read(question[: m.start()], examples=False)
         last = before.facets[-1] if before.facets else None
         # ... the list right after the constraint's own words, not after a topic read before it
-        said = re.findall(r"[\w-]+", question[: m.start()].lower())
+        said = re.findall(r"[\w-]+", _written_out(question[: m.start()]).lower())
         if last is None or last.kind in ("topic", "direction", "role") or not said or said[-1] != last.text.split()[-1]:
             continue
         units = [u.model_copy(update={"together": True}) for o in options for u in [_either([o])] if u is not None]
@@ -1228,7 +1253,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             if kind_ == "technique" and len(found) > 1 and found[-1].text in _TECHNIQUE_HEADS:
                 found = found[:-1]  # "with explicit symbolic machinery": anything symbolic
             units = [u.model_copy(update={"needed": True})
-                     if _MODEL_KINDS & set(u.alternatives)
+                     if _MODEL_KINDS & set(u.alternatives) or u.text == "few-shot"
                      or (kind_ == "technique" and (" or " in u.text or (
                          i > 0 and " or " in found[i - 1].text and u.text not in _HEAD_NOUNS_SAY_NOTHING))) else u
                      for i, u in enumerate(found)]
