@@ -239,6 +239,9 @@ def test_what_a_topic_is_of_must_be_met_by_itself() -> None:
         ("A Transfer Attack to Image Watermarks", [
             "Watermarks mark generated images; a caption gives the text prompt.",
             "We propose a transfer attack that evades image watermarks."]))
+    # a store in which "text" is a common word, as it is in the corpus
+    stats = TermStats.from_texts([f"{s.title} {s.text}" for s in (text_wm, image_wm, *ALL)]
+                                 + [f"We classify text with model {k}." for k in range(10)])
     reading = read("Which papers attack watermarks of LLM-generated text?")
     assert [u.part for u in reading.topic.units] == [0, 1, 1]
     assert strip_frame("Which papers study in-context learning?") == "in-context learning"
@@ -1447,6 +1450,19 @@ def test_a_latin_or_greek_plural_shares_its_singulars_stem() -> None:
         assert stem(plural) == stem(one), (plural, one)
 
 
+def test_an_acronyms_plural_shares_its_stem() -> None:
+    # Snowball keeps the "s" of "PDEs", "GNNs", "GPUs": "PDE solvers" did not meet "solvers for PDEs"
+    for plural, one in (("pdes", "pde"), ("gnns", "gnn"), ("llms", "llm"), ("mllms", "mllm"), ("gpus", "gpu"),
+                        ("sdes", "sde")):
+        assert stem(plural) == stem(one), (plural, one)
+    # words that end in "s" keep it
+    for word in ("class", "gas", "bus", "yes", "less", "process"):
+        assert stem(word).endswith("s"), word
+    adm = admit(read("PDE solvers"), [_source(1, "Neural Solvers for PDEs", ["We learn fast solvers for PDEs."])],
+                TermStats.from_texts([f"Paper {k} on optimization of networks." for k in range(50)]))
+    assert adm.judgements[1].admitted, adm.judgements[1]
+
+
 def test_a_condition_that_does_not_hold_is_a_setting_beyond_it() -> None:
     # abstracts write "non-exchangeable", "beyond exchangeability", "dispensing with exchangeability":
     # no abstract says the question's "hold", so the condition is read without it, and its examples stay
@@ -1481,3 +1497,35 @@ def test_one_or_two_demonstrations_is_few_shot_not_two() -> None:
     adm = admit(read("robot manipulation skills from just one or two demonstrations"), [hand, one], stats)
     assert adm.judgements[2].admitted and not adm.judgements[1].admitted, adm.judgements
     assert adm.judgements[1].missing == ["few-shot"], adm.judgements[1]
+
+
+def test_a_short_topic_lists_past_the_first_papers_only_those_that_state_the_words_narrowing_it() -> None:
+    spatial = [_source(n, f"Spatial Audio Generation {n}", ["We generate spatial audio for immersive scenes."])
+               for n in (1, 2)]
+    plain = [_source(n, f"Audio Generation {n}", ["We generate audio from text prompts."]) for n in (3, 4, 5)]
+    stats = TermStats.from_texts([f"{s.title} {s.text}" for s in spatial + plain]
+                                 + [f"Paper {k} on optimization of networks." for k in range(100)])
+    order = [1, 3, 2, 4, 5]
+    adm = admit(read("spatial audio generation"), spatial + plain, stats)
+    assert all(adm.judgements[n].admitted for n in order)  # "audio generation" is most of the words
+    held = adm.hold_partial(order, 3)
+    assert held == [4, 5], held  # the first three stay: the search ranks them on the whole phrase
+    assert adm.judgements[4].related and adm.judgements[4].missing == ["spatial"], adm.judgements[4]
+    assert adm.judgements[3].admitted
+    # without a paper that states all of it, nothing is held
+    adm = admit(read("spatial audio generation"), plain, stats)
+    assert adm.hold_partial([3, 4, 5], 1) == []
+    # a paper lacking a word before the head is held; a word that says nothing of its own ("deep
+    # learning") narrows nothing
+    mols = [_source(1, "Molecule Graph Classification", ["We classify molecule graphs with message passing."]),
+            _source(2, "Labelling Molecule Graphs", ["We label molecule graphs with message passing."]),
+            _source(3, "Graph Classification", ["We classify graphs with message passing."])]
+    solvers = [_source(5, "Weather Forecasting", ["We forecast weather with graph networks."])]
+    stats = TermStats.from_texts([f"{s.title} {s.text}" for s in mols + solvers]
+                                 + [f"Paper {k} on optimization of networks." for k in range(100)])
+    adm = admit(read("molecule graph classification"), mols, stats)
+    assert adm.judgements[3].admitted, adm.judgements
+    assert adm.hold_partial([1, 2, 3], 0) == [3], adm.judgements  # lacks "molecule"
+    weather = _source(4, "Deep Learning Weather Forecasting", ["We forecast weather with deep learning."])
+    adm = admit(read("deep learning weather forecasting"), [weather, solvers[0]], stats)
+    assert adm.judgements[5].admitted and adm.hold_partial([4, 5], 0) == []

@@ -981,3 +981,14 @@ def test_a_question_about_one_named_paper_may_be_answered_by_any_of_its_sentence
                      "compact is the resulting tokenization?")
     (item,) = b.items
     assert any("compact sequence of tokens" in s for s in item.sentences), item.sentences
+
+
+def test_a_search_box_phrase_lists_the_papers_that_state_all_of_it(full_rag) -> None:
+    """"spatial audio generation" listed twelve papers, ten of them audio generation that is not spatial:
+    past the search's first three, a paper lacking a third of the phrase is related, saying what it lacks."""
+    a = full_rag.ask("spatial audio generation")
+    titles = _titles(a)
+    assert titles[:2] == ["ViSAGe: Video-to-Spatial Audio Generation",
+                          "Both Ears Wide Open: Towards Language-Driven Spatial Audio Generation"], a.text
+    assert len(a.items) <= 3 and not any(t.startswith(("Fugatto", "CyberHost")) for t in titles), a.text
+    assert a.related and all(r.missing == ["spatial"] for r in a.related), a.related

@@ -30,6 +30,7 @@ from rag.text.reading import (
     DIRECTIONS,
     NAME_SUFFIXES,
     RESTATES,
+    SAY_NOTHING,
     Facet,
     Reading,
     Unit,
@@ -42,6 +43,7 @@ from rag.types import Source
 # Thresholds chosen on the relevance labels (evals/data/relevance_labels.jsonl, `rag eval --relevance`):
 # stricter ones lost more relevant papers than they kept out irrelevant ones.
 TOPIC_ALL = 0.5  # share of the topic the whole paper must hold
+WHOLE = 0.999  # a share that is all of it (weights are floats)
 TOPIC_OWN = 0.3  # ... and its title + own sentences
 CONSTRAINT_OWN = 0.5  # share of each constraint its title + own sentences must hold
 TOPIC_PART = 0.4  # share of each part of "A of B" the paper must hold by itself ("explanations" of
@@ -565,6 +567,31 @@ class Admission:
             self.judgements[n].admitted = False
         return held
 
+    def hold_partial(self, order: Sequence[int], depth: int, keep: Collection[int] = ()) -> list[int]:
+        """A short request that is one noun phrase ("spatial audio generation") narrows its head by each
+        word before it: when an admitted candidate states all of it, the admitted ones past `depth` in
+        `order` that state the head but lack a modifier ("audio generation") are related, each missing the
+        words it lacks. The first `depth` stay: the search ranks them first on the whole phrase. A paper
+        lacking the head is not held ("neural PDE solvers": a neural operator for PDEs solves them), nor
+        one lacking a word that says nothing of its own ("deep learning weather forecasting")."""
+        units = [u for u in self.topic if u.weight > 0]
+        if len(units) < 2 or not any(self.judgements[n].admitted and self.judgements[n].topic_all >= WHOLE
+                                     for n in order):
+            return []
+        head, modifiers = units[-1], [u for u in units[:-1] if not set(words(u.text)) <= SAY_NOTHING]
+        held = []
+        for n in order[depth:]:
+            j = self.judgements[n]
+            if n in keep or not j.admitted:
+                continue
+            every = self.papers[n].regions(None)
+            lacking = [u.text for u in modifiers if not met(u, every)]
+            if lacking and met(head, every):
+                j.admitted, j.related = False, True
+                j.missing += lacking
+                held.append(n)
+        return held
+
     def admit_first(self, order: Sequence[int], depth: int) -> list[int]:
         """Of the first `depth` candidates of the search, those that hold the topic and miss no constraint,
         though not in their own sentences (it is their setting, said in the background: "Graph neural
@@ -585,6 +612,18 @@ class Admission:
         return first
 
 
+def _distinct(units: list[Unit]) -> list[Unit]:
+    """One unit for each thing named: "LLMs and LLM agents" names LLMs once."""
+    seen: set[tuple[tuple[str, ...], ...]] = set()
+    out = []
+    for u in units:
+        key = tuple(u.alternatives)
+        if key not in seen:
+            seen.add(key)
+            out.append(u)
+    return out
+
+
 def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admission:
     """Judge every source against the reading (lexical, no embeddings)."""
     papers = {s.number: PaperText.of(s) for s in sources}
@@ -593,7 +632,7 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     for own in defined.values():  # the first paper to define an acronym gives its long form
         for short, long in own.items():
             acr.setdefault(short, long)
-    topic = weigh(join_terms(expand_units(reading.topic.units, acr), reading.topic.text, stats), stats) \
+    topic = _distinct(weigh(join_terms(expand_units(reading.topic.units, acr), reading.topic.text, stats), stats)) \
         if reading.topic else []
     constraints = [(f, weigh(join_terms(expand_units(f.units, acr), f.text, stats), stats)) for f in reading.constraints]
     # a how/why question that is not itself about benchmarks or evaluation ("how do benchmarks …")

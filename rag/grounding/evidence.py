@@ -444,6 +444,11 @@ class EvidenceConfig:
     # the writers' lists than the first three and 15 more strays, and on the labelled set 3 papers judged
     # not relevant (0.057 of those listed, against 0.050 with three).
     first_rank: int = 3
+    # A search-box phrase of this many words or fewer that is one noun phrase ("spatial audio generation"):
+    # when a candidate holds all of it, the ones past `partial_rank` that lack a word narrowing its head
+    # are related, not listed (`Admission.hold_partial`; 0 words: off).
+    short_words: int = 5
+    partial_rank: int = 3
     min_topic_weight: float = 1.0  # a topic read as common words only ("data") is no reading to admit by
     # A first candidate that meets every constraint and states the question in other words (one of its own
     # sentences this close to it, cosine; 0 turns it off), when the words admit few of the first ones: the
@@ -723,6 +728,9 @@ def assess(
     if strict:
         adm.hold_deep(order, cfg.deep_rank, keep=focus.named)
         adm.admit_first(kept, cfg.first_rank)
+        if (not reading.constraints and len(words(question)) <= cfg.short_words and reading.topic
+                and not re.search(r"\b(?:and|or)\b|[,/&]", reading.topic.text)):
+            adm.hold_partial(kept, cfg.partial_rank, keep=focus.named)
         matching = [n for n in kept if n in focus.named or adm.judgements[n].admitted]
         related = sorted(
             (n for n in kept if n not in matching and adm.judgements[n].related),

@@ -260,7 +260,7 @@ SOFT = frozenset(
 
 # Words that name no setting or topic of their own: any model, a general verb ("attacks on ML
 # models", "when trained", "running or fine-tuning models")
-_SAY_NOTHING = _GENERIC_OBJECTS | SOFT | {"trained", "training"}
+SAY_NOTHING = _GENERIC_OBJECTS | SOFT | {"trained", "training"}
 
 
 # Nouns that name what is made or fed, not what it is ("AI-generated content", "out-of-distribution
@@ -1040,7 +1040,7 @@ def _cast_as(words: list[str]) -> list[str]:
 
 def _says_nothing(units: list[Unit]) -> bool:
     """A topic of general verbs and any model only ("learn", "training neural networks")."""
-    return all(u.weight < 1.0 or all(w in _SAY_NOTHING | {"or"} for w in u.text.split()) for u in units)
+    return all(u.weight < 1.0 or all(w in SAY_NOTHING | {"or"} for w in u.text.split()) for u in units)
 
 
 # "CLIP-style models themselves: their pretraining data and captions, embedding geometry, memorization":
@@ -1224,7 +1224,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             continue
         ws = [w for w in ws if w not in RESTATES]
         if kind_ in ("setting", "technique") and (
-                all(w in _SAY_NOTHING or w in _GENERIC_HEADS or not _is_content(w) for w in ws)
+                all(w in SAY_NOTHING or w in _GENERIC_HEADS or not _is_content(w) for w in ws)
                 or ws[:1] in (["any"], ["every"])):
             # "attacks on ML models", "in deep neural networks", "when trained", "on any benchmark": no
             # setting; "apply machine learning to medical images": every paper here uses it

@@ -146,7 +146,11 @@ _OWN_STEM = {"transformer": "transformer", "transformers": "transformer", "optim
                  "formula": "formulae formulas formula"}.items() for w in forms.split()}}
 _MADE_WITH_IZE = re.compile(
     r"^([a-z]{3,}?)(?:ization|izations|isation|isations|izing|ising|izer|izers|iser|isers|ized|ised|izes|ises|ize|ise)$")
-STEMS = "snowball-en+own-6"
+# The plural of an acronym: Snowball drops no "s" after a word without a vowel ("llms", "gnns") or
+# whose only vowel stands right before it ("pdes", "gpus"); such a plural is its acronym ("PDE solvers"
+# did not meet "neural solvers for PDEs").
+_ACRONYM_PLURAL = re.compile(r"[^aeiouy\W\d]{2,}(?:[eu])?s")
+STEMS = "snowball-en+own-7"
 
 
 @lru_cache(maxsize=200_000)
@@ -155,6 +159,8 @@ def stem(word: str) -> str:
     if own:
         return own
     stemmed = str(_STEMMER.stemWord(word))
+    if stemmed == word and _ACRONYM_PLURAL.fullmatch(word) and not word.endswith("ss"):
+        return word[:-1]
     made = _MADE_WITH_IZE.match(word)
     if made and str(_STEMMER.stemWord(made.group(1))) == stemmed:
         return stemmed + "iz"
