@@ -1487,6 +1487,8 @@ def test_one_or_two_demonstrations_is_few_shot_not_two() -> None:
     few = next(u for u in setting.units if u.text == "few-shot")
     assert few.needed and ("one", "shot") in few.alternatives and ("singl", "demo") in few.alternatives
     assert "two" not in [u.text for u in setting.units]
+    # "pruned in one shot" is one pass, and the question's words stay as they were
+    assert "few-shot" not in read("Which paper pruned 90% of a VLM's weights in one shot?").topic.label
     # "a single image" is one view, not few-shot learning
     (view,) = read("3D reconstruction from a single image").constraints
     assert "few-shot" not in [u.text for u in view.units]

@@ -432,7 +432,7 @@ _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "aft
            # "from just one or two demonstrations": few-shot ("two" alone would be met by any "two")
            (re.compile(r"\b(?:just\s+|only\s+)?(?:one\s+or\s+two|one\s+or\s+a\s+few|a\s+couple\s+of|a\s+handful\s+of|"
                        r"a\s+few|very\s+few|few|a\s+single|one|a\s+small\s+number\s+of)\s+(?=(?:demonstrations?|demos?|"
-                       r"examples?|shots?|trajectories|(?:labell?ed\s+)?examples)\b)", re.I), "few-shot "),
+                       r"examples?|trajectories|(?:labell?ed\s+)?examples)\b)", re.I), "few-shot "),
            # "MPC used inside a learning method": used in one ("inside" was a technique no abstract words)
            (re.compile(r"\b(used|applied|employed|run)\s+inside\b", re.I), r"\1 within"),
            # a shared second half written once: "single-/multi-index models", "pre- and post-training"
