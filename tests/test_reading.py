@@ -1450,6 +1450,14 @@ def test_a_latin_or_greek_plural_shares_its_singulars_stem() -> None:
         assert stem(plural) == stem(one), (plural, one)
 
 
+def test_a_learned_noun_in_y_shares_its_adjectives_stem() -> None:
+    # "heterophilous graphs" did not meet "heterophily"
+    for noun, adjective in (("heterophily", "heterophilic"), ("heterophily", "heterophilous"), ("symmetry", "symmetric"),
+                            ("symmetries", "symmetric"), ("entropy", "entropic"), ("taxonomy", "taxonomic")):
+        assert stem(noun) == stem(adjective), (noun, adjective)
+    assert stem("efficiency") == stem("efficient") and stem("policy") != stem("polices")  # other -y words as before
+
+
 def test_an_acronyms_plural_shares_its_stem() -> None:
     # Snowball keeps the "s" of "PDEs", "GNNs", "GPUs": "PDE solvers" did not meet "solvers for PDEs"
     for plural, one in (("pdes", "pde"), ("gnns", "gnn"), ("llms", "llm"), ("mllms", "mllm"), ("gpus", "gpu"),

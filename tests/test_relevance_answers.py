@@ -992,3 +992,17 @@ def test_a_search_box_phrase_lists_the_papers_that_state_all_of_it(full_rag) -> 
                           "Both Ears Wide Open: Towards Language-Driven Spatial Audio Generation"], a.text
     assert len(a.items) <= 3 and not any(t.startswith(("Fugatto", "CyberHost")) for t in titles), a.text
     assert a.related and all(r.missing == ["spatial"] for r in a.related), a.related
+
+
+def test_a_why_question_about_a_named_papers_argument_is_answered_from_it(full_rag) -> None:
+    """"why do the authors argue that length control … are not enough": the named paper says so in its
+    motivation and its finding, in its own words ("even though several mechanisms have been developed to
+    control length and disentangle style …"); it was refused as a false premise (SS18, read blind)."""
+    a = full_rag.ask("In 'Cheating Automatic LLM Benchmarks: Null Models Achieve High Win Rates', why do the authors "
+                     "argue that length control and style disentanglement are not enough to stop AlpacaEval-style "
+                     "automatic benchmarks from being gamed?")
+    assert not a.refused and _titles(a) == ["Cheating Automatic LLM Benchmarks: Null Models Achieve High Win Rates"], a.text
+    # a claim no abstract states, about no paper the question names, is still named as unsupported
+    b = full_rag.ask("Which paper shows that standard E(3)-equivariant GNNs can distinguish chiral molecules from "
+                     "their mirror images?")
+    assert b.refused and "No ICLR 2025 abstract here states" in b.text, b.text

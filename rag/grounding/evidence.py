@@ -421,6 +421,8 @@ class EvidenceConfig:
     named_missing_share: float = 0.5  # ... and at least this share of it (a long "how" question keeps its answer)
     named_missing_all: float = 4.0  # ... or when it lacks everything asked of it, at least this much
     claim_coverage: float = 0.8  # "which paper shows that <claim>": share of the claim one paper has
+    # ... and of a why/how question's claim about the paper it names, that paper's whole abstract
+    named_claim_coverage: float = 0.6
     # ... when none has it, the paper shown as closest to it, holding this share of its words anywhere in its
     # abstract (the writers' false premises that reach this check: one paper shown at 0.4 in 13 of 14, the
     # paper the premise was made from in 11; a second one would have been useful in 2 of 8)
@@ -650,6 +652,12 @@ def assess(
             "The question asks for a number the abstracts do not give.",
         )
     claim = asserted_claim(question)
+    if claim and focus.named and reading.asks in ("reason", "method") and any(
+            weighted_coverage(list(dict.fromkeys(content_stems(claim))), PaperText.of(s).all_stems(), stats)
+            >= cfg.named_claim_coverage for s in top if s.number in focus.named):
+        # "In 'Title', why do the authors argue that …": what the named paper argues, often in its motivation
+        # ("even though several mechanisms have been developed to control length …"), worded its own way
+        claim = None
     if claim:
         best_claim = max(claim_coverage(claim, s, stats) for s in top)
         if best_claim < cfg.claim_coverage:

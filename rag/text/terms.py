@@ -150,7 +150,11 @@ _MADE_WITH_IZE = re.compile(
 # whose only vowel stands right before it ("pdes", "gpus"); such a plural is its acronym ("PDE solvers"
 # did not meet "neural solvers for PDEs").
 _ACRONYM_PLURAL = re.compile(r"[^aeiouy\W\d]{2,}(?:[eu])?s")
-STEMS = "snowball-en+own-7"
+# A learned noun in -y and its adjective share a root: Snowball gives "heterophily" "heterophili" and
+# "heterophilic" "heterophil" (so "symmetry"/"symmetric", "entropy"/"entropic", "anisotropy", "taxonomy",
+# "cryptography"); on the corpus the root joins only such pairs ("-ology" words already share theirs)
+_LEARNED_Y = re.compile(r"[a-z]{2,}(?:phil|trop|metr|nom|graph|scop|chron|gen)(?:y|ies)")
+STEMS = "snowball-en+own-8"
 
 
 @lru_cache(maxsize=200_000)
@@ -161,6 +165,8 @@ def stem(word: str) -> str:
     stemmed = str(_STEMMER.stemWord(word))
     if stemmed == word and _ACRONYM_PLURAL.fullmatch(word) and not word.endswith("ss"):
         return word[:-1]
+    if stemmed.endswith("i") and _LEARNED_Y.fullmatch(word):
+        return stemmed[:-1]
     made = _MADE_WITH_IZE.match(word)
     if made and str(_STEMMER.stemWord(made.group(1))) == stemmed:
         return stemmed + "iz"
