@@ -344,14 +344,18 @@ def presupposed(question: str) -> str | None:
     return asserted_claim(question) or (m.group("claim") if m else None)
 
 
+def _claim_anywhere(claim: str, paper: PaperText, stats: TermStats) -> float:
+    """Rarity-weighted share of a claim's content words that the paper holds anywhere (title and abstract)."""
+    return weighted_coverage(list(dict.fromkeys(content_stems(claim))), paper.all_stems(), stats)
+
+
 def _closest_to_claim(claim: str, top: Sequence[Source], adm: Admission, stats: TermStats,
                       cfg: EvidenceConfig) -> list[int]:
     """The papers that state most of a claim no abstract states (its words anywhere in the abstract, not
     in one sentence): at most `claim_closest`, each holding `claim_closest_share` of it."""
-    terms = list(dict.fromkeys(content_stems(claim)))
-    if len(terms) < 3:  # "P equals NP": a paper on NP-hardness holds half of it, and says nothing of it
+    if len(set(content_stems(claim))) < 3:  # "P equals NP": a paper on NP-hardness holds half of it, and says nothing of it
         return []
-    share_of = {s.number: weighted_coverage(terms, adm.papers[s.number].all_stems(), stats) for s in top}
+    share_of = {s.number: _claim_anywhere(claim, adm.papers[s.number], stats) for s in top}
     ranked = sorted((n for n, v in share_of.items() if v >= cfg.claim_closest_share), key=lambda n: -share_of[n])
     return ranked[: cfg.claim_closest]
 
@@ -653,8 +657,7 @@ def assess(
         )
     claim = asserted_claim(question)
     if claim and focus.named and reading.asks in ("reason", "method") and any(
-            weighted_coverage(list(dict.fromkeys(content_stems(claim))), PaperText.of(s).all_stems(), stats)
-            >= cfg.named_claim_coverage for s in top if s.number in focus.named):
+            _claim_anywhere(claim, adm.papers[n], stats) >= cfg.named_claim_coverage for n in focus.named):
         # "In 'Title', why do the authors argue that …": what the named paper argues, often in its motivation
         # ("even though several mechanisms have been developed to control length …"), worded its own way
         claim = None
