@@ -1539,3 +1539,54 @@ def test_a_short_topic_lists_past_the_first_papers_only_those_that_state_the_wor
     weather = _source(4, "Deep Learning Weather Forecasting", ["We forecast weather with deep learning."])
     adm = admit(read("deep learning weather forecasting"), [weather, solvers[0]], stats)
     assert adm.judgements[5].admitted and adm.hold_partial([4, 5], 0) == []
+
+
+def test_a_word_that_common_words_also_meet_weighs_as_they_do() -> None:
+    # "MoE LLMs cheaper to serve": "cheaper" is rare, but "efficient" meets it; a paper on efficient
+    # fine-tuning of LLMs that never names mixture-of-experts held most of the rarity-weighted topic
+    texts = ([f"Paper {k}: an efficient method for networks." for k in range(60)]
+             + [f"Paper {k} on a mixture-of-experts model." for k in range(8)] + ["We make serving cheaper."])
+    stats = TermStats.from_texts(texts)
+    moe = _source(1, "Faster Mixture-of-Experts Serving", ["We accelerate mixture-of-experts LLMs at serving time."])
+    sft = _source(2, "Efficient Fine-Tuning of LLMs", ["We fine-tune LLMs efficiently and serve them."])
+    adm = admit(read("How can mixture-of-experts LLMs be made cheaper to serve?"), [moe, sft], stats)
+    cheaper = next(u for u in adm.topic if u.text == "cheaper")
+    assert cheaper.weight <= stats.idf(stem("efficient")) + 1e-9 < stats.idf(stem("cheaper")), cheaper
+    assert "made" not in [u.text for u in adm.topic]  # "be made cheaper": the verb says nothing
+    assert adm.judgements[1].admitted and not adm.judgements[2].on_topic, adm.judgements
+    # how much the question says is its own words' rarity: a topic met by common words is still a topic
+    assert adm.says > sum(u.weight for u in adm.topic)
+
+
+def test_british_spellings_meet_american_ones() -> None:
+    for british, american in (("behaviour", "behavior"), ("optimisation", "optimization"), ("generalise", "generalize"),
+                              ("tokenisation", "tokenization"), ("analyse", "analyze"), ("analysis", "analyze"),
+                              ("dialogue", "dialog"), ("neighbouring", "neighboring"), ("centre", "center"),
+                              ("defence", "defense"), ("tumour", "tumor"), ("modelling", "modeling")):
+        assert stem(british) == stem(american), (british, american)
+    # words that only look British keep their own stems
+    for word, other in (("noise", "noize"), ("supervised", "supervized"), ("promise", "promize"), ("precise", "precize"),
+                        ("contour", "contor"), ("unpromising", "unpromizing"), ("hour", "hor"), ("expertise", "expertize")):
+        assert stem(word) != stem(other), word
+
+
+def test_a_pair_is_met_written_either_way() -> None:
+    (using,) = [c for c in read("two-layer networks trained with teacher-student setups").constraints]
+    pair = next(u for u in using.units if u.text.startswith("teacher-student"))
+    assert ("student", "teacher") in pair.alternatives, pair
+    # a word with a function word or a number is not turned round ("in-context", "two-layer")
+    assert ("context", "in") not in read("in-context learning").topic.units[0].alternatives
+    # the general verb before the options' head is not needed ("… target functions": "target")
+    (c,) = [c for c in read("theory papers using teacher-student or single-index target functions").constraints
+            if c.kind == "technique"]
+    assert not any(u.needed for u in c.units if u.text == "target"), c.units
+
+
+def test_options_mostly_of_one_word_take_the_first_ones_last_word() -> None:
+    # "probe LLM personality, values, conformity or theory of mind": the options are the traits, and
+    # the words before the first are said of each (not one option "probe LLM personality")
+    units = read("Which papers probe LLM personality, values, rationality, conformity, theory of mind "
+                 "or relational reasoning?").topic.units
+    options = next(u for u in units if " or " in u.text)
+    assert options.text.startswith("personality or values"), units
+    assert not any(u.needed for u in units if u.text == "probe"), units  # a general verb of study

@@ -259,15 +259,21 @@ def join_terms(units: Sequence[Unit], text: str, stats: TermStats) -> list[Unit]
     return join_adjacent(units, text, plain_term)
 
 
-def weigh(units: Sequence[Unit], stats: TermStats) -> list[Unit]:
-    """Units weighted by the rarity of the question's own word (common words count less), times
-    the unit's own factor (a general verb such as "reduce" counts a third). A word no stored paper
-    uses ("web browsers" where papers say "web agents") weighs as a common one: rarity says how
-    much a word tells papers apart, and it tells none apart."""
+def weigh(units: Sequence[Unit], stats: TermStats, family: bool = True) -> list[Unit]:
+    """Units weighted by rarity (common words count less), times the unit's own factor (a general
+    verb such as "reduce" counts a third). The rarity is the lower of the question's own word and
+    of the most common other word that meets the unit: "cheaper" is rare, but "efficient" meets it,
+    so a paper that says "efficient" has met nothing rare. A word no stored paper uses ("web
+    browsers" where papers say "web agents") weighs as a common one: it tells no papers apart.
+    Without `family`, the asker's own words alone: how much the question says, not how much a
+    paper that meets it has shown."""
     out = []
     for u in units:
         first = u.alternatives[0] if u.alternatives else ()
         w = max((stats.idf(s) if stats.df.get(s, 0) else 1.0 for s in first), default=1.0)
+        # (a word's count is exact; a phrase's is not known, and its rarest word's would overstate it)
+        if family:
+            w = min([w] + [stats.idf(alt[0]) for alt in u.alternatives[1:] if len(alt) == 1 and stats.df.get(alt[0], 0)])
         out.append(u.model_copy(update={"weight": max(w, 0.1) * u.weight}))
     return out
 
@@ -539,6 +545,7 @@ class Admission:
     papers: dict[int, PaperText]
     topic: list[Unit]
     constraints: list[tuple[Facet, list[Unit]]]
+    says: float = 0.0  # how much the topic's own words say: their rarity, summed
 
     def admitted(self) -> list[int]:
         return [n for n, j in self.judgements.items() if j.admitted]
@@ -632,8 +639,8 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     for own in defined.values():  # the first paper to define an acronym gives its long form
         for short, long in own.items():
             acr.setdefault(short, long)
-    topic = _distinct(weigh(join_terms(expand_units(reading.topic.units, acr), reading.topic.text, stats), stats)) \
-        if reading.topic else []
+    joined = join_terms(expand_units(reading.topic.units, acr), reading.topic.text, stats) if reading.topic else []
+    topic = _distinct(weigh(joined, stats))
     constraints = [(f, weigh(join_terms(expand_units(f.units, acr), f.text, stats), stats)) for f in reading.constraints]
     # a how/why question that is not itself about benchmarks or evaluation ("how do benchmarks …")
     measures_methods = (reading.asks in ("method", "reason") or bool(_SETS_ASIDE_BENCHMARKS.search(reading.aside))) \
@@ -687,12 +694,13 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
             lacking.append(either[0].text)
         if lacking:
             # a word already named with the constraint it belongs to is not named again
-            j.missing += [w for w in dict.fromkeys(lacking) if not any(w in m.split() for m in j.missing)]
+            j.missing += [w for w in dict.fromkeys(lacking) if not any(f" {w} " in f" {m} " for m in j.missing)]
             j.admitted, j.related = False, True
         if measures_methods and titled_benchmark(p):  # "How do papers compress …?"
             j.missing.append(NOT_A_BENCHMARK.get(reading.asks, NOT_A_BENCHMARK["method"]))
             j.admitted, j.related = False, j.on_topic
-    return Admission(judgements, papers, topic, constraints)
+    says = sum(u.weight for u in _distinct(weigh(joined, stats, family=False)))
+    return Admission(judgements, papers, topic, constraints, says)
 
 
 # "…, rather than only benchmarking tool use", "not simulators, benchmarks and data-collection studies"

@@ -706,7 +706,7 @@ def assess(
         # reading is likelier wrong than the topic absent (the refusal checks above passed), so the
         # best-scoring papers answer, as for a description.
         strict = False
-    if strict and adm.topic and sum(u.weight for u in adm.topic) < cfg.min_topic_weight:
+    if strict and adm.topic and adm.says < cfg.min_topic_weight:
         # the reading kept only common words ("detect or verify afterwards that my data was used": "data"):
         # it says too little to admit by, and the papers closest to the whole question answer
         strict = False

@@ -218,7 +218,7 @@ _FRAME_EXTRA = frozenset(
     report reported worked working
     explain describe summarize summarise overview ones one approaches approach methods method techniques
     technique ways way exist existing used best good latest others other kind kinds recent recently
-    currently current purely mainly specifically actually really papers' models' get gets getting got make many much
+    currently current purely mainly specifically actually really papers' models' get gets getting got make made many much
     sometimes often usually typically always frequently generally commonly given afterwards afterward themselves itself still look looks looking
     cause causes caused setting settings scenario scenarios say says said another whether like
     looked try tries tried trying things stuff""".split()
@@ -254,7 +254,7 @@ SOFT = frozenset(
     grounds grounding treat treats treating produce produces producing build builds building create creates
     creating develop develops developing construct constructs constructing devise devises bring brings
     repurpose repurposes repurposing leverage leverages leveraging reuse reuses reusing going serve serves
-    serving put puts putting teach teaches teaching taught""".split()
+    serving put puts putting teach teaches teaching taught probe""".split()
 )
 
 
@@ -562,6 +562,8 @@ def _word_unit(w: str) -> Unit | None:
         alts: list[tuple[str, ...]] = [tuple(stem(p) for p in parts)] + ([(stem("".join(parts)),)] if len(parts) > 1 else [])
     elif len(parts) > 1:
         alts = [tuple(stem(p) for p in parts), (stem("".join(parts)),)]
+        if len(parts) == 2 and all(_is_content(p) and not p.isdigit() for p in parts):
+            alts.append((stem(parts[1]), stem(parts[0])))  # a pair is written either way: "student-teacher", "text-image"
     else:
         alts = [(stem(w),)]
         if w in _NUMBERS:
@@ -688,10 +690,11 @@ def _units(words: list[str]) -> list[Unit]:
                 out += _phrase_units(items[i][:at])
                 items[i] = [w for w in items[i][at + 1 :] if w not in ("a", "an", "the")] or items[i][at + 1 :]
             head = [it for it in items[i : j + 1] if it]
-            middle = max((len(it) for it in head[1:]), default=0)
-            if head and middle == 1 and len(head[0]) > 2 and all(len(it) == 1 for it in head[1:]):
+            singles = [len(it) == 1 for it in head[1:]]
+            if head and len(head[0]) > 2 and 2 * sum(singles) > len(singles):
                 # "the model takes images, video or audio as input": single words are the options, and
-                # what comes before the first ("the model takes") is said of each
+                # what comes before the first ("the model takes") is said of each (so in "probe LLM
+                # personality, values, conformity or theory of mind", where most options are one word)
                 out += _phrase_units(head[0][:-1])
                 head[0] = head[0][-1:]
             n = max((len(it) for it in head), default=1)
@@ -1255,7 +1258,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             units = [u.model_copy(update={"needed": True})
                      if _MODEL_KINDS & set(u.alternatives) or u.text == "few-shot"
                      or (kind_ == "technique" and (" or " in u.text or (
-                         i > 0 and " or " in found[i - 1].text and u.text not in _HEAD_NOUNS_SAY_NOTHING))) else u
+                         i > 0 and " or " in found[i - 1].text and u.text not in _HEAD_NOUNS_SAY_NOTHING | SOFT))) else u
                      for i, u in enumerate(found)]
             label = _label(kind_, marker_, [u.text for u in units])
         if units:

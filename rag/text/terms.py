@@ -134,6 +134,7 @@ _OWN_STEM = {"transformer": "transformer", "transformers": "transformer", "optim
              # a field's noun and adjective: Snowball gives "molecules" "molecul" and "molecular" "molecular"
              "molecular": "molecul", "chemistry": "chemic", "medicine": "medic", "medicines": "medic",
              "geometry": "geometr", "geometries": "geometr", "financial": "financ",
+             "analysis": "analyz", "analyses": "analyz",  # Snowball: "analysi", "analys"; "analyze": "analyz"
              # a Latin or Greek plural and its singular: Snowball gives "equilibria" "equilibria" and
              # "equilibrium" "equilibrium" ("Nash equilibrium" did not meet "equilibria")
              **{w: one for one, forms in {
@@ -154,11 +155,37 @@ _ACRONYM_PLURAL = re.compile(r"[^aeiouy\W\d]{2,}(?:[eu])?s")
 # "heterophilic" "heterophil" (so "symmetry"/"symmetric", "entropy"/"entropic", "anisotropy", "taxonomy",
 # "cryptography"); on the corpus the root joins only such pairs ("-ology" words already share theirs)
 _LEARNED_Y = re.compile(r"[a-z]{2,}(?:phil|trop|metr|nom|graph|scop|chron|gen)(?:y|ies)")
-STEMS = "snowball-en+own-8"
+# British spellings are the American ones: "behaviour" meets "behavior", "optimise" "optimize",
+# "analyse" "analyze", "dialogue" "dialog", "centre" "center", "defence" "defense". A word that only
+# looks so keeps its spelling: "noise", "supervise" and "precise" (no consonant before "ise" that
+# English verbs in -ise take), "promise", "surprise", "expertise", "contour", "flour".
+_BRITISH = (
+    (re.compile(r"([a-z]{3,}[lmnrst])is(e|es|ed|ing|ation|ations|er|ers)"), r"\1iz\2"),
+    (re.compile(r"([a-z]{2,}l)ys(e|es|ed|ing|er|ers)"), r"\1yz\2"),
+    (re.compile(r"([a-z]{2,}[^aeiou\W\d]|[a-z]{3,}i)our(s|ed|ing|al|ally|ist|ists|ism|less|ful|able|ably|ite|ites)?"), r"\1or\2"),
+    (re.compile(r"([a-z]+log)ue(s)?"), r"\1\2"),
+    (re.compile(r"(cent|met|fib|lit|theat|calib|spect|lust)re(s|d)?"), r"\1er\2"),
+    (re.compile(r"(defen|offen|licen|preten)ce(s)?"), r"\1se\2"),
+)
+_NOT_BRITISH = re.compile(
+    r"(?:prom|prem|dem|surpr|enterpr|compr|appr|expert|advert|treat|chast|exerc)is(?:e|es|ed|ing|er|ers)$|"
+    r"(?:cont|det|dev|fl|sc|vel|param|troubad)our(?:s|ed|ing)?$")  # (ends so: "unpromising")
+STEMS = "snowball-en+own-9"
+
+
+def american(word: str) -> str:
+    """The American spelling of a British one ("behaviour": "behavior"); other words as they are."""
+    if _NOT_BRITISH.search(word):
+        return word
+    for pattern, repl in _BRITISH:
+        if pattern.fullmatch(word):
+            return pattern.sub(repl, word)
+    return word
 
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
+    word = american(word)
     own = _OWN_STEM.get(word)
     if own:
         return own
