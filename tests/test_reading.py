@@ -1590,3 +1590,43 @@ def test_options_mostly_of_one_word_take_the_first_ones_last_word() -> None:
     options = next(u for u in units if " or " in u.text)
     assert options.text.startswith("personality or values"), units
     assert not any(u.needed for u in units if u.text == "probe"), units  # a general verb of study
+
+
+def test_a_contrast_said_first_is_read_as_said_last() -> None:
+    r = read("Rather than yet another quantization or pruning method for LLMs, which papers examine what "
+             "compression does to a model?")
+    assert r.aside.lower().startswith("rather than yet another quantization"), r.aside
+    assert "quantization" not in r.topic.label and "compression" in r.topic.label, r.topic.label
+    r = read("Not yet another method to stop catastrophic forgetting: I want papers that explain when and why "
+             "forgetting happens in sequential training.")
+    assert r.aside.startswith("Not yet another method") and r.topic.label.startswith("forgetting"), r
+    # "when and why" is one question, not a second one cut off
+    assert "in sequential training" in [c.label for c in r.constraints], r.constraints
+    # sequential training is what papers call continual or lifelong learning
+    seq = next(c for c in r.constraints if c.label == "in sequential training")
+    assert any(("lifelong",) == a for u in seq.units for a in u.alternatives), seq.units
+
+
+def test_a_question_that_sets_aside_new_methods_lists_studies() -> None:
+    stats = TermStats.from_texts([f"Paper {k} on optimization of networks." for k in range(50)])
+    study = _source(1, "Adam Exploits the Geometry of the Loss", [
+        "Adaptive optimizers such as Adam are widely used.",
+        "In this work, we argue that Adam exploits the geometry of the loss landscape, and we prove a convergence rate."])
+    method = _source(2, "SPAM: Spike-Aware Adam with Momentum Reset", [
+        "Adaptive optimizers such as Adam are widely used.", "We propose SPAM, a new Adam optimizer with momentum reset."])
+    named = _source(3, "Adaptive Batch Selection for Adam", [
+        "Adaptive optimizers such as Adam are widely used.",
+        "In this paper, we introduce a novel method that extends Adam with adaptive batch selection."])
+    q = "Papers that try to explain why adaptive optimizers like Adam work so well, not papers proposing yet another new optimizer?"
+    adm = admit(read(q), [study, method, named], stats)
+    assert adm.judgements[1].admitted, adm.judgements[1]
+    for n in (2, 3):
+        assert not adm.judgements[n].admitted and "a study (this paper proposes a method)" in adm.judgements[n].missing, n
+    # without the aside, the method papers are as listed as before
+    adm = admit(read("Papers that try to explain why adaptive optimizers like Adam work so well?"), [study, method, named], stats)
+    assert "a study (this paper proposes a method)" not in adm.judgements[2].missing
+    # an evaluation question keeps the metrics and benchmarks it asks for ("not yet another RAG pipeline")
+    bench = _source(4, "FaithEval: Evaluating Faithfulness of RAG", ["We introduce FaithEval, a new benchmark for RAG faithfulness."])
+    adm = admit(read("Which papers evaluate or benchmark retrieval-augmented generation, rather than proposing yet "
+                     "another RAG method?"), [bench], stats)
+    assert "a study (this paper proposes a method)" not in adm.judgements[4].missing, adm.judgements[4]

@@ -641,8 +641,15 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
             acr.setdefault(short, long)
     joined = join_terms(expand_units(reading.topic.units, acr), reading.topic.text, stats) if reading.topic else []
     topic = _distinct(weigh(joined, stats))
-    constraints = [(f, weigh(join_terms(expand_units(f.units, acr), f.text, stats), stats)) for f in reading.constraints]
+    # (a constraint's units are weighed by their own words: one met by a common word of its family is
+    # met, and its share names the part a paper lacks: "llms" of "in continual learning of LLMs")
+    constraints = [(f, weigh(join_terms(expand_units(f.units, acr), f.text, stats), stats, family=False))
+                   for f in reading.constraints]
     # a how/why question that is not itself about benchmarks or evaluation ("how do benchmarks …")
+    # a question that sets aside new methods ("rather than yet another pruning method", "not papers
+    # proposing yet another optimizer") asks for studies of them, unless it asks for benchmarks
+    studies_only = bool(_SETS_ASIDE_METHODS.search(reading.aside)) and reading.asks not in ("method", "benchmark") \
+        and not any(c.kind == "direction" and c.text in ("evaluate", "benchmark") for c in reading.constraints)
     measures_methods = (reading.asks in ("method", "reason") or bool(_SETS_ASIDE_BENCHMARKS.search(reading.aside))) \
         and not any(own_mentions(f.label, family_alternatives("benchmark") + _EVALUATION) for f in reading.facets)
     # Words every listed paper must state, shown "(not: memorize)" beside a related one: what the
@@ -696,6 +703,9 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
             # a word already named with the constraint it belongs to is not named again
             j.missing += [w for w in dict.fromkeys(lacking) if not any(f" {w} " in f" {m} " for m in j.missing)]
             j.admitted, j.related = False, True
+        if studies_only and proposes_method(p):  # "…, rather than proposing yet another optimizer"
+            j.missing.append(NOT_A_STUDY)
+            j.admitted, j.related = False, j.on_topic
         if measures_methods and titled_benchmark(p):  # "How do papers compress …?"
             j.missing.append(NOT_A_BENCHMARK.get(reading.asks, NOT_A_BENCHMARK["method"]))
             j.admitted, j.related = False, j.on_topic
@@ -705,6 +715,10 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
 
 # "…, rather than only benchmarking tool use", "not simulators, benchmarks and data-collection studies"
 _SETS_ASIDE_BENCHMARKS = re.compile(r"\b(?:benchmark\w*|simulators?|environments?|evaluation\s+suites?|leaderboards?)\b", re.I)
+_SETS_ASIDE_METHODS = re.compile(
+    r"\b(?:propos\w*|new|novel|yet\s+another|another)\b(?:\s+[\w-]+){0,5}?\s+(?:methods?|approach\w*|techniques?|"
+    r"algorithms?|optimi[sz]ers?|architectures?|pipelines?|tricks?|variants?)\b", re.I)
+NOT_A_STUDY = "a study (this paper proposes a method)"
 NOT_A_BENCHMARK = {"method": "a method (this paper is a benchmark)", "reason": "an explanation (this paper is a benchmark)"}
 
 
@@ -817,6 +831,35 @@ def titled_benchmark(paper: PaperText) -> bool:
     Hallucination Benchmark …", "SCBench: …"): such a paper measures the methods a how/why question
     asks about."""
     return _named_benchmark(paper.source.title) or own_mentions(paper.source.title, family_alternatives("benchmark"))
+
+
+# What a paper proposes when it proposes a method: "we propose X, a …", "we introduce a novel framework"
+_PROPOSES = re.compile(r"\bwe\s+(?:first\s+|then\s+)?(?:propose|introduce|present|develop|design|devise)\s+(?P<what>[^.;:]{0,140})", re.I)
+_METHOD_NOUN = re.compile(r"\b(?:method|approach|algorithm|framework|technique|optimi[sz]er|architecture|strategy|scheme|"
+                          r"pipeline|variant|procedure|mechanism|module|recipe|paradigm|regulari[sz]er)s?\b", re.I)
+# a name the paper coins ("AdamCB", "BitStack", "SEPARATE"), not an acronym of the field ("LLMs", "RL")
+_COINED = re.compile(r"(?<![\w-])(?![A-Z]{2,4}s?\b)(?:[a-z]*[A-Z][a-z]*-?[A-Z][\w-]*|[A-Z]{2,}[\w-]*)")
+# ... and not when what it presents is a study: "we present the first systematic study of …"
+_STUDY_NOUN = re.compile(r"\b(?:benchmarks?|datasets?|suites?|stud(?:y|ies)|analys[ie]s|investigations?|evaluations?|"
+                         r"examinations?|explorations?|theor(?:y|ies)|theoretical|perspectives?|lens|characteri[sz]ations?|"
+                         r"explanations?|understanding|hypothes[ie]s|findings?|evidence|insights?|bounds?|guarantees?|inequalit(?:y|ies)|"
+                         r"laws?|metrics?|measures?|notions?)\b", re.I)
+
+
+def proposes_method(paper: PaperText) -> bool:
+    """Whether the paper's contribution is a method of its own: a coined name heads its title
+    ("BitStack: …", "SOAP: …") or its first sentence of what it does proposes one ("we propose
+    AdamCB, …", "we introduce a novel framework"). A benchmark or a study it presents is none."""
+    if titled_benchmark(paper):
+        return False
+    name = paper.source.title.split(":", 1)[0].split() if ":" in paper.source.title else []
+    if 0 < len(name) <= 2 and any(_COINED.fullmatch(w) for w in name):
+        return True
+    first = next((s for s, r in zip(paper.sentences, paper.roles) if r in ("contribution", "method")), "")
+    m = _PROPOSES.search(first)
+    if m is None or _STUDY_NOUN.search(m["what"][:60]):
+        return False
+    return bool(_METHOD_NOUN.search(m["what"]) or _COINED.search(m["what"][:60]))
 
 
 def _named_benchmark(title: str) -> bool:

@@ -471,7 +471,8 @@ _FRAME = frozenset(
     """what which who whom how is are was were does do did can could would should will tell me us about
     give list show find any some there papers paper work works study studies studied research
     iclr 2025 at in the a an of on for from that this these those propose proposes proposed introduce
-    introduces recent new novel i we you please explain describe summarize summarise overview""".split()
+    introduces recent new novel i we you please explain describe summarize summarise overview want wants
+    need looking am after""".split()
 )
 
 

@@ -124,6 +124,11 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                  "single demonstration", "single demo", "single example", "single trajectory", "one demonstration",
                  "one demo", "few demonstrations", "few examples", "few trajectories", "limited demonstrations",
                  "limited number of demonstrations", "small number of demonstrations"),
+    # learning one task after another: papers say "continual", "lifelong", "class-incremental"
+    # (only the plain words open it: a question on continual learning is read as before)
+    "continual": ("sequential training", "sequential tasks", "sequential learning", "sequence of tasks",
+                  "tasks sequentially", "trained sequentially", "continual", "continually", "lifelong",
+                  "incremental learning", "class-incremental", "task-incremental", "domain-incremental"),
     # languages other than English: papers name the ones they study, or say multilingual
     "non-english": ("non-english", "multilingual", "cross-lingual", "crosslingual", "multi-lingual",
                     "arabic", "chinese", "japanese", "korean", "hindi", "bengali", "urdu", "swahili", "african",
@@ -221,7 +226,7 @@ _FRAME_EXTRA = frozenset(
     currently current purely mainly specifically actually really papers' models' get gets getting got make made many much
     sometimes often usually typically always frequently generally commonly given afterwards afterward themselves itself still look looks looking
     cause causes caused setting settings scenario scenarios say says said another whether like
-    looked try tries tried trying things stuff""".split()
+    looked try tries tried trying things stuff want wants wanted happen happens happened happening""".split()
 )
 _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
     ("comparison", re.compile(r"\b(?:compare|compared|comparison|versus|vs\.?|differ|difference|better than)\b", re.I)),
@@ -254,7 +259,7 @@ SOFT = frozenset(
     grounds grounding treat treats treating produce produces producing build builds building create creates
     creating develop develops developing construct constructs constructing devise devises bring brings
     repurpose repurposes repurposing leverage leverages leveraging reuse reuses reusing going serve serves
-    serving put puts putting teach teaches teaching taught probe""".split()
+    serving put puts putting teach teaches teaching taught probe examine examines""".split()
 )
 
 
@@ -350,17 +355,32 @@ _CONTRAST_WORDS = (
 _CONTRAST = re.compile(rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS})\b.*$|,\s*not\b.*$", re.I | re.S)
 
 
+# "Rather than yet another pruning method, which papers examine …?": the contrast is said first; it
+# is read as said last ("which papers examine …, rather than yet another pruning method?")
+_LEADING_CONTRAST = re.compile(
+    r"^\s*(?P<aside>(?:rather\s+than|instead\s+of|as\s+opposed\s+to|other\s+than|not)\s[^,;:?]+?)\s*(?:[,;:]|\s-+|\s—)\s*"
+    r"(?P<rest>(?:which|what|who|how|why|are|is|do|does|any|anyone|papers?|i|i'm|i\s+am|show|find|list|give|looking)\b.+?)"
+    r"(?P<end>[?.!]*)\s*$", re.I | re.S)
+
+
+def contrast_last(question: str) -> str:
+    """A question whose contrast opens it, with the contrast moved to its end."""
+    m = _LEADING_CONTRAST.match(question)
+    return f"{m['rest']}, {m['aside']}{m['end']}" if m else question
+
+
 def without_aside(question: str) -> str:
     """The question without what it sets aside: the text to search and to compare sentences with (the
     words of "not de novo structure generators" draw structure generators). Callers keep a description's
     contrasts: "uses X rather than Y" says what the paper does."""
+    question = contrast_last(question)
     kept = _CONTRAST.sub("", question).strip()
     return kept if words(kept) else question
 
 
 _CUT = re.compile(
     rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS}|such\s+as|for\s+example|for\s+instance|"
-    r"according\s+to|and\s+(?:how|why|what|which|where|when|along)|including)\b.*$|,\s*not\b.*$|"
+    r"according\s+to|(?<!when\s)(?<!why\s)(?<!how\s)(?<!where\s)and\s+(?:how|why|what|which|where|when|along)|including)\b.*$|,\s*not\b.*$|"
     r",\s*(?:either|whether)\b.*$|,?\s+or\s+else\b.*$|"
     # a preference, not a demand: "…, ideally ones that use LLMs as the backbone"
     r",\s*(?:ideally|preferably|optionally|if\s+possible)\b.*$|"
@@ -466,7 +486,7 @@ def clean(text: str, asides: bool = False) -> str:
     """The part of a question that states what it wants: without parentheses (unless `asides`: "(KANs)"
     names the topic again; an aside of other names for it is kept as options of it), contrasts, examples
     and a trailing second question."""
-    text = _written_out(text)
+    text = _written_out(contrast_last(text))
     if not asides:
         text = ASIDE.sub(" ", _SYNONYM_ASIDE.sub(_synonyms, text))
     text = _AND_SO_ON.sub(", etc.", text)
@@ -502,6 +522,8 @@ INSTANCES: dict[str, frozenset[str]] = {
     "image": frozenset({"pixel", "pixels", "photo"}),
     "federated": frozenset({"clients", "decentralized"}),
     "privacy": frozenset({"dp"}),
+    "continual": frozenset({"continual", "continually", "lifelong", "incremental learning", "class-incremental",
+                            "task-incremental", "domain-incremental"}),
     "diffusion": frozenset({"denoising"}),
     "mobile": frozenset({"android", "ios"}),
     "benchmark": frozenset({"corpus", "arena", "leaderboard"}),
@@ -1077,6 +1099,8 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
     """The reading of a question; `search_text` is the question without authors and decision words
     (rag.text.query), when the catalog was consulted. `examples`: also read the examples it gives of
     its topic."""
+    question = contrast_last(question)
+    search_text = contrast_last(search_text) if search_text is not None else None
     if is_question(question) or re.search(r":\s+[a-z]", question):  # (a title capitalizes its list)
         question = colon_list(question)
         search_text = colon_list(search_text) if search_text is not None else None
