@@ -1605,6 +1605,10 @@ def test_a_contrast_said_first_is_read_as_said_last() -> None:
     # sequential training is what papers call continual or lifelong learning
     seq = next(c for c in r.constraints if c.label == "in sequential training")
     assert any(("lifelong",) == a for u in seq.units for a in u.alternatives), seq.units
+    # a contrast of its own sentence, with a "please"; not a sentence that only opens with "not all"
+    r = read("Not new alignment methods, please. I want evidence of what post-training breaks.")
+    assert r.aside.startswith("Not new alignment methods") and "alignment" not in r.topic.label, r
+    assert not read("Not all papers are equal. Which ones study grokking?").aside
 
 
 def test_a_question_that_sets_aside_new_methods_lists_studies() -> None:

@@ -358,7 +358,7 @@ _CONTRAST = re.compile(rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS})\b.*$|,\s*not\b.*$", r
 # "Rather than yet another pruning method, which papers examine …?": the contrast is said first; it
 # is read as said last ("which papers examine …, rather than yet another pruning method?")
 _LEADING_CONTRAST = re.compile(
-    r"^\s*(?P<aside>(?:rather\s+than|instead\s+of|as\s+opposed\s+to|other\s+than|not)\s[^,;:?]+?)\s*(?:[,;:]|\s-+|\s—)\s*"
+    r"^\s*(?P<aside>(?:rather\s+than|instead\s+of|as\s+opposed\s+to|other\s+than|not(?!\s+(?:all|every|sure|certain|only|just|much|many)\b))\s[^,;:.?]+?)(?:,?\s+please)?\s*(?:[,;:.]|\s-+|\s—)\s*"
     r"(?P<rest>(?:which|what|who|how|why|are|is|do|does|any|anyone|papers?|i|i'm|i\s+am|show|find|list|give|looking)\b.+?)"
     r"(?P<end>[?.!]*)\s*$", re.I | re.S)
 
