@@ -1629,6 +1629,10 @@ def test_a_question_that_sets_aside_new_methods_lists_studies() -> None:
     # without the aside, the method papers are as listed as before
     adm = admit(read("Papers that try to explain why adaptive optimizers like Adam work so well?"), [study, method, named], stats)
     assert "a study (this paper proposes a method)" not in adm.judgements[2].missing
+    # a question for methods that sets aside one kind of them sets aside no method
+    adm = admit(read("Adaptive optimizers for transformers that use second-order information; yet another "
+                     "first-order architecture doesn't help me."), [study, method, named], stats)
+    assert "a study (this paper proposes a method)" not in adm.judgements[2].missing, adm.judgements[2]
     # an evaluation question keeps the metrics and benchmarks it asks for ("not yet another RAG pipeline")
     bench = _source(4, "FaithEval: Evaluating Faithfulness of RAG", ["We introduce FaithEval, a new benchmark for RAG faithfulness."])
     adm = admit(read("Which papers evaluate or benchmark retrieval-augmented generation, rather than proposing yet "

@@ -311,7 +311,7 @@ def _states(row: PaperRow, number: int, phrase: str, stats: TermStats | None) ->
     reading = read(phrase, phrase)
     units = [u for fc in reading.facets for u in fc.units]
     if stats is not None:
-        units = weigh(units, stats)
+        units = weigh(units, stats, family=False)  # (the asker's own words tell the shown papers apart)
     return bool(units) and share(units, paper.regions(frozenset({"contribution"}))) >= FILTER_SHARE
 
 
@@ -397,7 +397,7 @@ def answer_narrow(question: str, f: FollowUp, rows: dict[str, PaperRow], stats: 
         if not facets:
             return answer_unclear(question, f)
         if stats is not None:
-            facets = [(kind, weigh(units, stats)) for kind, units in facets]
+            facets = [(kind, weigh(units, stats, family=False)) for kind, units in facets]
         texts = [PaperText.of(source_of(p.number, row)) for p, row in papers]
         telling = telling_facets(facets, texts, f.question, f.ask)
         # "propose a new quantization method": a method of its own, on that topic

@@ -319,6 +319,8 @@ class Reading(BaseModel):
     aside: str = Field("", description="What the question sets aside ('rather than only benchmarking tool use').")
     used: bool = Field(False, description="The topic is a technique the papers use ('Which papers use "
                        "expectation-maximization?'), not what they are about.")
+    study: bool = Field(False, description="The question asks for studies of its topic ('explain why', 'analyse "
+                                           "whether', 'evidence of what … breaks'), not only methods.")
     tested: bool = Field(False, description="The topic is data or a domain the papers are tested on ('Which "
                          "papers develop or test methods on single-cell data?'), not what they are about.")
 
@@ -361,6 +363,12 @@ _LEADING_CONTRAST = re.compile(
     r"^\s*(?P<aside>(?:rather\s+than|instead\s+of|as\s+opposed\s+to|other\s+than|not(?!\s+(?:all|every|sure|certain|only|just|much|many)\b))\s[^,;:.?]+?)(?:,?\s+please)?\s*(?:[,;:.]|\s-+|\s—)\s*"
     r"(?P<rest>(?:which|what|who|how|why|are|is|do|does|any|anyone|papers?|i|i'm|i\s+am|show|find|list|give|looking)\b.+?)"
     r"(?P<end>[?.!]*)\s*$", re.I | re.S)
+
+
+# Words of a question that asks for studies of its topic rather than methods
+_ASKS_FOR_A_STUDY = re.compile(
+    r"\b(?:explain\w*|analy[sz]\w*|examin\w*|understand\w*|investigat\w*|characteri[sz]\w*|evidence|why|whether|"
+    r"what\s+\w+\s+does|studies|theor\w*|diagnos\w*)\b", re.I)
 
 
 def contrast_last(question: str) -> str:
@@ -1358,4 +1366,5 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             if c.kind not in ("direction", "role") else c for c in constraints]
     aside = _CONTRAST.search(question)
     return Reading(asks=asks, topic=topic, constraints=constraints, aside=aside.group(0).strip(" ,?.!") if aside else "",
+                   study=bool(_ASKS_FOR_A_STUDY.search(without_aside(question))),
                    used=used, tested=tested)
