@@ -480,3 +480,11 @@ def test_a_request_that_points_back_this_way_asks_what_the_asker_wants_to_do() -
              "protection are the opposite of what I need.")
     assert restate(asked) == ("Which papers teach a text-to-image model new subjects or styles (personalization, "
                               "multi-concept customization), not concept erasure and anti-customization protection?")
+
+
+def test_a_quoted_title_with_apostrophes_and_an_exclamation_is_one_sentence() -> None:
+    # "In 'Don't flatten, tokenize! …', why …": the "!" is the title's, and "Don't" opens no quote
+    q = ("In 'Don't flatten, tokenize! Unlocking the key to SoftMoE's efficacy in deep RL', why do soft mixtures "
+         "of experts let deep RL agents keep improving as the networks get bigger?")
+    assert restate(q) == q
+    assert read(q).asks == "reason"  # the title holds a comma: the question starts after its closing quote

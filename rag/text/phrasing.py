@@ -129,7 +129,9 @@ _HEADING = re.compile(r"^\s*(?:(?:papers|works|research|studies)\s+(?:on|about|r
 def _sentences(text: str) -> list[str]:
     parts: list[str] = []
     for piece in _SENTENCE_END.split(text.strip()):
-        quoted = parts and (len(re.findall(r"[\"“”]", parts[-1])) % 2 == 1 or re.search(r"(?:^|\s)'[^']*$", parts[-1]))
+        # (an apostrophe inside a word opens no quote: "In 'Don't flatten, tokenize! …', why …")
+        quoted = parts and (len(re.findall(r"[\"“”]", parts[-1])) % 2 == 1
+                            or re.search(r"(?:^|\s)'[^']*$", re.sub(r"(?<=\w)'(?=\w)", "", parts[-1])))
         if parts and (quoted or _ABBREVIATION_END.search(parts[-1])):
             parts[-1] += " " + piece  # "e.g. The …" does not end a sentence
         else:

@@ -228,10 +228,12 @@ _FRAME_EXTRA = frozenset(
     cause causes caused setting settings scenario scenarios say says said another whether like
     looked try tries tried trying things stuff want wants wanted happen happens happened happening""".split()
 )
+# "In 'Title', why …": the title to its closing quote (a title may hold commas: "Don't flatten, tokenize! …")
+_NAMED_TITLE = rf"{TITLE_LEAD}.+?[\"”'’],\s*|{TITLE_LEAD}[^,]+,\s*"
 _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
     ("comparison", re.compile(r"\b(?:compare|compared|comparison|versus|vs\.?|differ|difference|better than)\b", re.I)),
     # (after a clause that names the paper: "In 'Title', why do …", "According to 'Title', how …")
-    ("reason", re.compile(rf"^\W*(?:{TITLE_LEAD}[^,]+,\s*)?why\b|\band\s+why\b|\bwhat\s+(?:causes|explains)\b|\breasons?\s+(?:why|for)\b", re.I)),
+    ("reason", re.compile(rf"^\W*(?:{_NAMED_TITLE})?why\b|\band\s+why\b|\bwhat\s+(?:causes|explains)\b|\breasons?\s+(?:why|for)\b", re.I)),
     ("finding", re.compile(
         r"\bwhat\b.*\b(?:find|found|show|shown|reveal|observe|conclude|learn)\b|\bfindings?\b|"
         r"\b(?:find|finds|show|shows|reveal|reveals|suggest|suggests)\s+that\b|\bresults?\b|\bevidence\b|\binsights?\b",
@@ -239,7 +241,7 @@ _ASKS_RULES: tuple[tuple[Asks, re.Pattern[str]], ...] = (
     )),
     ("theory", re.compile(r"\b(?:prove|proves|proof|theorem(?!\s+prov)|bound|bounds|guarantee|guarantees|theoretical|theory|convergence rate)\b", re.I)),
     ("benchmark", re.compile(r"\b(?:benchmarks?|datasets?|evaluation suites?|leaderboard)\b", re.I)),
-    ("method", re.compile(rf"^\W*(?:{TITLE_LEAD}[^,]+,\s*)?how\b(?!\s+(?:many|much|often|long|large|big|fast|old|far)\b)|\band\s+how\b|\bby what means\b|\bwhat (?:method|technique|approach|mechanism)s?\b|\bmethods?\b|\btechniques?\b|\bapproaches\b", re.I)),
+    ("method", re.compile(rf"^\W*(?:{_NAMED_TITLE})?how\b(?!\s+(?:many|much|often|long|large|big|fast|old|far)\b)|\band\s+how\b|\bby what means\b|\bwhat (?:method|technique|approach|mechanism)s?\b|\bmethods?\b|\btechniques?\b|\bapproaches\b", re.I)),
 )
 _HOW_OF_A_SUBJECT = re.compile(r"^\W*how\s+(?:does|do|did|can|could|is|are|was|were)\b", re.I)
 _ASKS_RULES_BENCHMARK = re.compile(r"(?:benchmarks?|datasets?|suites?|leaderboards?)$", re.I)
