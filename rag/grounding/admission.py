@@ -645,14 +645,14 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
     # met, and its share names the part a paper lacks: "llms" of "in continual learning of LLMs")
     constraints = [(f, weigh(join_terms(expand_units(f.units, acr), f.text, stats), stats, family=False))
                    for f in reading.constraints]
-    # a how/why question that is not itself about benchmarks or evaluation ("how do benchmarks …")
     # a question that sets aside new methods ("rather than yet another pruning method", "not papers
-    # proposing yet another optimizer") asks for studies of them, unless it asks for benchmarks
-    # and asks itself for a study ("explain why", "analyse whether", "evidence of"): "yet another point-forecast
-    # architecture doesn't help me" sets aside a kind of method, not methods
+    # proposing yet another optimizer") and asks itself for a study ("explain why", "analyse whether",
+    # "evidence of") lists studies, unless it asks for benchmarks ("yet another point-forecast
+    # architecture doesn't help me" sets aside a kind of method, not methods)
     studies_only = bool(_SETS_ASIDE_METHODS.search(reading.aside)) and reading.asks not in ("method", "benchmark") \
         and (reading.asks in ("reason", "finding", "theory") or reading.study) \
         and not any(c.kind == "direction" and c.text in ("evaluate", "benchmark") for c in reading.constraints)
+    # a how/why question that is not itself about benchmarks or evaluation ("how do benchmarks …")
     measures_methods = (reading.asks in ("method", "reason") or bool(_SETS_ASIDE_BENCHMARKS.search(reading.aside))) \
         and not any(own_mentions(f.label, family_alternatives("benchmark") + _EVALUATION) for f in reading.facets)
     # Words every listed paper must state, shown "(not: memorize)" beside a related one: what the

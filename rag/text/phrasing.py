@@ -104,9 +104,11 @@ _ANYONE = _rx(
 )
 _IT = _rx(r"\b(for|on|to|in|with)\s+(?:it|this|that)\b")  # what the asker works on, pointed back at
 _WH = re.compile(r"^\s*(?:why|how|what|whether|which|who|when|where)\b", re.I)
-# "Rather than papers that use X, I want …": a contrast put first ends at its comma
+# "Rather than papers that use X, I want …": a contrast put first ends at its comma ("Not yet another
+# method for X: I want …" too; not "Not all …")
 _LEADING_CONTRAST = _rx(
-    r"^\s*(?P<contrast>(?:rather\s+than|instead\s+of|as\s+opposed\s+to|unlike|other\s+than)\b[^,;:]+)[,;:]\s*(?P<rest>.+)$",
+    r"^\s*(?P<contrast>(?:rather\s+than|instead\s+of|as\s+opposed\s+to|unlike|other\s+than|"
+    r"not(?!\s+(?:all|every|sure|certain|only|just|much|many)\b))\b[^,;:]+)[,;:]\s*(?P<rest>.+)$",
 )
 # "Defenses rather than attacks: which papers make RL agents hold up …": a contrast as a heading
 _HEADING_CONTRAST = _rx(
@@ -165,7 +167,11 @@ def _asks(sentence: str) -> bool:
 
 
 def _refines(sentence: str) -> bool:
-    """A sentence that narrows the request before it: "Not new attacks, but defenses." """
+    """A sentence that narrows the request before it: "Not new attacks, but defenses." (not a request
+    its contrast opens: "Not yet another method for X: I want papers that …")"""
+    m = _LEADING_CONTRAST.match(sentence)
+    if m and _requests(m.group("rest")):
+        return False
     return bool(re.match(r"^\s*(?:not|but|no|ideally|preferably|especially|only|i'?m\s+not|i\s+am\s+not|"
                          r"i\s+don'?t|excluding|except)\b", sentence, re.I))
 

@@ -359,31 +359,16 @@ _CONTRAST_WORDS = (
 _CONTRAST = re.compile(rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS})\b.*$|,\s*not\b.*$", re.I | re.S)
 
 
-# "Rather than yet another pruning method, which papers examine …?": the contrast is said first; it
-# is read as said last ("which papers examine …, rather than yet another pruning method?")
-_LEADING_CONTRAST = re.compile(
-    r"^\s*(?P<aside>(?:rather\s+than|instead\s+of|as\s+opposed\s+to|other\s+than|not(?!\s+(?:all|every|sure|certain|only|just|much|many)\b))\s[^,;:.?]+?)(?:,?\s+please)?\s*(?:[,;:.]|\s-+|\s—)\s*"
-    r"(?P<rest>(?:which|what|who|how|why|are|is|do|does|any|anyone|papers?|i|i'm|i\s+am|show|find|list|give|looking)\b.+?)"
-    r"(?P<end>[?.!]*)\s*$", re.I | re.S)
-
-
 # Words of a question that asks for studies of its topic rather than methods
 _ASKS_FOR_A_STUDY = re.compile(
     r"\b(?:explain\w*|analy[sz]\w*|examin\w*|understand\w*|investigat\w*|characteri[sz]\w*|evidence|why|whether|"
     r"what\s+\w+\s+does|studies|theor\w*|diagnos\w*)\b", re.I)
 
 
-def contrast_last(question: str) -> str:
-    """A question whose contrast opens it, with the contrast moved to its end."""
-    m = _LEADING_CONTRAST.match(question)
-    return f"{m['rest']}, {m['aside']}{m['end']}" if m else question
-
-
 def without_aside(question: str) -> str:
     """The question without what it sets aside: the text to search and to compare sentences with (the
     words of "not de novo structure generators" draw structure generators). Callers keep a description's
     contrasts: "uses X rather than Y" says what the paper does."""
-    question = contrast_last(question)
     kept = _CONTRAST.sub("", question).strip()
     return kept if words(kept) else question
 
@@ -496,7 +481,7 @@ def clean(text: str, asides: bool = False) -> str:
     """The part of a question that states what it wants: without parentheses (unless `asides`: "(KANs)"
     names the topic again; an aside of other names for it is kept as options of it), contrasts, examples
     and a trailing second question."""
-    text = _written_out(contrast_last(text))
+    text = _written_out(text)
     if not asides:
         text = ASIDE.sub(" ", _SYNONYM_ASIDE.sub(_synonyms, text))
     text = _AND_SO_ON.sub(", etc.", text)
@@ -1109,8 +1094,6 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
     """The reading of a question; `search_text` is the question without authors and decision words
     (rag.text.query), when the catalog was consulted. `examples`: also read the examples it gives of
     its topic."""
-    question = contrast_last(question)
-    search_text = contrast_last(search_text) if search_text is not None else None
     if is_question(question) or re.search(r":\s+[a-z]", question):  # (a title capitalizes its list)
         question = colon_list(question)
         search_text = colon_list(search_text) if search_text is not None else None
