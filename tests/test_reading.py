@@ -7,7 +7,7 @@ import pytest
 from rag.grounding.admission import PaperText, acronyms, admit, aside_options, expand_units, set_aside
 from rag.text.phrasing import restate
 from rag.text.query import strip_frame
-from rag.text.reading import read, without_aside
+from rag.text.reading import example_phrases, read, without_aside
 from rag.text.roles import sentence_roles
 from rag.text.terms import PhraseStats, TermStats, stem
 from rag.types import Source
@@ -567,6 +567,54 @@ def test_a_first_candidate_that_holds_the_topic_only_in_its_setting_is_listed() 
     # nor when no paper states the topic as its own: then it is named only in passing
     alone = admit(read("Which papers study graph neural networks for molecules?"), [first, *filler], stats)
     assert alone.admit_first([2, *range(3, 7)], depth=5) == [] and not alone.admitted()
+
+
+@pytest.mark.parametrize(("question", "phrases"), [
+    # a list of examples in parentheses or after "e.g.", each as the asker words it
+    ("Which papers change the update rule (Adam or Shampoo variants, extra momentum terms, spike-aware resets)?",
+     ["Adam or Shampoo variants", "extra momentum terms", "spike-aware resets"]),
+    ("What keeps plasticity in RL (for example neuron resets, spectral regularization, special activation functions)?",
+     ["neuron resets", "spectral regularization", "special activation functions"]),
+    ("Which papers use Shapley values, e.g. for data valuation, feature attribution or pruning?",
+     ["data valuation", "feature attribution or pruning"]),
+    # one example cue with two options: each is an example
+    ("Which papers speed up LLM inference with tricks such as speculative decoding or KV-cache compression?",
+     ["speculative decoding", "KV-cache compression"]),
+    # ... after a contrast in an earlier sentence too
+    ("I want new optimizers, not analyses of old ones. Which papers change the update rule (Adam variants, "
+     "preconditioners built for LoRA factors)?", ["Adam variants", "preconditioners built for LoRA factors"]),
+    # examples of what the question sets aside, a list of one, and a clause are none
+    ("Which papers make vision models robust, not image classifiers (e.g. ResNets, ViTs)?", []),
+    ("Which papers defend LLMs (not attacks such as GCG, AutoDAN or PAIR)?", []),
+    ("Which papers study state tracking, e.g. LLM agents?", []),
+    ("Which papers study bias (e.g. when the model is trained on a web crawl that nobody has ever filtered at all)?", []),
+])
+def test_the_examples_a_question_gives_are_its_phrases(question: str, phrases: list[str]) -> None:
+    assert example_phrases(question) == phrases
+
+
+def test_a_paper_the_search_ranks_first_for_an_example_is_listed_unless_it_does_the_other_thing() -> None:
+    """A candidate that the search ranks first for one of the question's examples is admitted though the
+    reading finds the question's words scattered or absent; one that does what the question sets against
+    (an attack for a defence question) is not."""
+    ademamix = _source(1, "AdEMAMix: A New Optimizer for LLMs", [
+        "We propose AdEMAMix, a new optimizer that mixes two moving averages of the gradient for LLMs."])
+    soap = _source(2, "SOAP: Improving and Stabilizing Shampoo using Adam", [
+        "There is growing evidence of the effectiveness of Shampoo, a higher-order preconditioning method.",
+        "We propose SOAP, which runs Adam in the eigenbasis of the preconditioner."])
+    filler = [_source(n, f"Graph Coloring Study {n}", ["We color graphs."]) for n in range(3, 7)]
+    papers = [ademamix, soap, *filler]
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in papers)
+    adm = admit(read("Which papers propose new optimizers for LLMs (e.g. Shampoo variants, spike-aware resets)?"),
+                papers, stats)
+    assert adm.admitted() == [1] and adm.judgements[2].missing
+    assert adm.admit_by_example([2]) == [2] and adm.admitted() == [1, 2] and adm.judgements[2].missing == []
+    assert adm.admit_by_example([1, 2]) == []  # admitted already
+    # an attack paper found by an example of a defence question is not listed
+    papers = [DEFENCE, ATTACK, *filler]
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in papers)
+    adm = admit(read("Which papers defend LLMs against jailbreak attacks (e.g. filtering, decoding)?"), papers, stats)
+    assert adm.admitted() == [1] and adm.admit_by_example([2]) == [] and adm.admitted() == [1]
 
 
 def test_how_much_is_no_word_of_what_a_why_question_asks_explained() -> None:

@@ -30,6 +30,7 @@ from rag.settings import SearchOptions, Settings
 from rag.store.vectors import VectorCache, unit_rows
 from rag.text.citations import CLOSEST_HEADING, RELATED_HEADING, abstract_sentences, split_sentences
 from rag.text.phrasing import restate
+from rag.text.reading import example_phrases
 from rag.types import Answer, Source, Timings
 
 logger = logging.getLogger(__name__)
@@ -197,7 +198,20 @@ class AnswerEngine(CustomQueryEngine):
         return assess(
             question, retrieval.sources, embed, self.retriever.term_stats(), retrieval.best_dense, cfg,
             max_items=limit, query=retrieval.intent, head=retrieval.shown_k or None, anchor=retrieval.anchor,
+            by_example=self._found_by_example(question, retrieval, cfg.example_rank),
         )
+
+    def _found_by_example(self, question: str, retrieval: Retrieval, depth: int) -> set[int]:
+        """The first `depth` sources that the search ranks first for an example the question gives of what it
+        asks (a list question only; rag.text.reading.example_phrases)."""
+        intent = retrieval.intent
+        if depth <= 0 or intent is None or not intent.list_question or intent.kind not in ("topic", "single"):
+            return set()
+        phrases = example_phrases(question)
+        if not phrases:
+            return set()
+        first = set(self.retriever.first_for(phrases, intent.decisions or None).values())
+        return {s.number for s in retrieval.sources[:depth] if s.paper_id in first}
 
     def stream_answer(self, question: str, options: SearchOptions | None = None) -> Iterator[Event]:
         """Events: `Sources`, then `Token`..., then `Final`.

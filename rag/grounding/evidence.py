@@ -470,6 +470,10 @@ class EvidenceConfig:
     # on the writer's list on a set never read for a rule (Q; 0.59 on twelve writers' sets), against 0.92
     # of those it admitted (docs/relevance.md §5g).
     search_top: int = 3
+    # A candidate the search ranks first for an example the question gives is admitted within the first
+    # this many candidates (`Admission.admit_by_example`; 0: never). Past the 20th, 14 of 33 such
+    # candidates were on the writers' lists.
+    example_rank: int = 20
     # A list question none of whose candidates states one of its settings as worded, while this many on its
     # topic meet everything else, lists those (saying what none states; 0: refuses as before). On 18
     # writers' sets it answers 3 questions refused before, with 14 papers of which 9 are on the writers'
@@ -554,13 +558,15 @@ def assess(
     query: QueryIntent | None = None,
     head: int | None = None,
     anchor: Source | None = None,
+    by_example: Collection[int] = (),
 ) -> Assessment:
     """Evidence per paper and the answerability decision, without any LLM.
 
     `max_items`: papers that get sentences chosen (and so can be shown); every source that meets the
     question is counted in `matching` whatever the limit. `head`: how many of the sources an answer
     would show (the rest are a deeper pool read for counting). `anchor`: the paper of a "similar to"
-    question."""
+    question. `by_example`: the sources the search ranks first for an example the question gives
+    (`Admission.admit_by_example`)."""
     cfg = cfg or EvidenceConfig()
     focus = question_focus(question, sources, stats, query is not None and query.list_question)
     if query is not None and query.named_ids:  # the catalog knows which papers the question names
@@ -736,6 +742,7 @@ def assess(
             strict = False
     loose: list[int] = []
     unworded = ""
+    exemplified: list[int] = []  # admitted as the search's first for an example the question gives
     if strict:
         adm.hold_deep(order, cfg.deep_rank, keep=focus.named)
         adm.admit_first(kept, cfg.first_rank)
@@ -768,6 +775,11 @@ def assess(
             unworded, rest = _setting_unworded(adm, related, cfg.unworded_least)
             if rest:
                 matching, related = rest, [n for n in related if n not in rest]
+        if list_question:  # (after the reading's own list: what it would list is listed as before)
+            exemplified = adm.admit_by_example(
+                [n for n in kept[: cfg.example_rank] if n in by_example and n not in matching])
+            matching += exemplified
+            related = [n for n in related if n not in exemplified]
     else:  # a description or an empty reading: the first candidates, as retrieved
         matching, related = kept[: max_items or len(kept)], []
     details = asked_details(question)
@@ -789,7 +801,9 @@ def assess(
     # by how fully each paper meets the question, then by its retrieval rank.
     if strict:
         rank = {n: i for i, n in enumerate(order)}
-        matching.sort(key=lambda n: -(adm.judgements[n].fit + 1.0 / (1.0 + rank[n] / 10)) - (n in focus.named) * 10)
+        # (the papers found by an example after the reading's own: a short list shows them all the same)
+        matching.sort(key=lambda n: -(adm.judgements[n].fit + 1.0 / (1.0 + rank[n] / 10)) - (n in focus.named) * 10
+                      + (n in exemplified) * 5)
     chosen = matching[:limit]
     items = _items(question, chosen, adm, embed, stats, reading, units, all_terms, focus, cfg)
     items.sort(key=lambda it: -it.score)

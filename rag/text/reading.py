@@ -977,6 +977,36 @@ def _example_options(text: str) -> list[list[str]]:
 
 
 _EXCLUDING = re.compile(r"\b(?:not|no|except|excluding|rather\s+than|instead\s+of|other\s+than)\b", re.I)
+# an example is a name or a short phrase ("Adam or Shampoo variants", "spike-aware resets"), not a clause
+_EXAMPLE_WORDS = 8
+_PHRASES_SHOWN = 8
+# what opens an example without naming it ("e.g.", "for example", "for data valuation", "in bandits")
+_EXAMPLE_LEAD = re.compile(r"^(?:(?:e\.\s?g\.?|i\.\s?e\.?|for\s+example|for\s+instance|such\s+as)\s*,?\s*)?"
+                           r"(?:(?:for|in|on|with|using|via|from)\s+)?(?:(?:the|their|its|a|an)\s+)?", re.I)
+
+
+def example_phrases(question: str) -> list[str]:
+    """The examples a question gives of what it asks, as it words them ("… (Adam or Shampoo variants, extra
+    momentum terms, spike-aware resets)" → the three phrases): each names a kind of paper the asker wants,
+    and the paper the search ranks first for it is likely one (rag.grounding.admission.admit_by_example).
+    Not the examples of what it sets aside ("not X, e.g. A or B"; "(not A, B)"), nor a list of one."""
+    text = colon_list(question) if is_question(question) or re.search(r":\s+[a-z]", question) else question
+    text = _AND_SO_ON.sub(", etc.", text)
+    out: list[str] = []
+    for m in [*_EXAMPLE_CUE.finditer(text), *_LISTING_ASIDE.finditer(text)]:
+        listed = m.group("list")
+        # ... in its own sentence, after no contrast there ("not analyses of old ones. Which papers …
+        # (A, B)": the list is of what it asks)
+        sentence = re.split(r"[.?!;]\s+", text[: m.start()])[-1]
+        if _EXCLUDING.search(listed) or _CONTRAST.search(sentence) or _EXCLUDING.search(sentence[-30:]):
+            continue
+        parts = [_EXAMPLE_LEAD.sub("", p.strip(" .,")) for p in re.split(r"\s*[,;]\s*(?:(?:or|and)\s+)?", listed)]
+        parts = [p for p in parts if p and p.lower() not in ("etc", "etc.") and any(_is_content(w) for w in words(p))]
+        if len(parts) == 1 and m.re is _EXAMPLE_CUE:  # "such as speculative decoding or KV-cache compression"
+            parts = [p for p in re.split(r"\s+(?:or|and)\s+", parts[0]) if p]
+        if len(parts) >= 2 and all(len(p.split()) <= _EXAMPLE_WORDS for p in parts):
+            out += parts
+    return list(dict.fromkeys(out))[:_PHRASES_SHOWN]
 
 
 def without_listed_examples(text: str) -> str:
