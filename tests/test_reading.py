@@ -7,7 +7,7 @@ import pytest
 from rag.grounding.admission import PaperText, acronyms, admit, aside_options, expand_units, set_aside
 from rag.text.phrasing import restate
 from rag.text.query import strip_frame
-from rag.text.reading import example_phrases, read, without_aside
+from rag.text.reading import example_phrases, examples_given, read, without_aside
 from rag.text.roles import sentence_roles
 from rag.text.terms import PhraseStats, TermStats, stem
 from rag.types import Source
@@ -593,6 +593,12 @@ def test_the_examples_a_question_gives_are_its_phrases(question: str, phrases: l
     assert example_phrases(question) == phrases
 
 
+def test_examples_of_a_constraint_are_told_from_examples_of_the_topic() -> None:
+    assert examples_given("Which papers train GNNs on molecules (e.g. QM9, ZINC)?") == [("QM9", True), ("ZINC", True)]
+    assert examples_given("Which papers change the update rule (Adam variants, spike-aware resets)?") == [
+        ("Adam variants", False), ("spike-aware resets", False)]
+
+
 def test_a_paper_the_search_ranks_first_for_an_example_is_listed_unless_it_does_the_other_thing() -> None:
     """A candidate that the search ranks first for one of the question's examples is admitted though the
     reading finds the question's words scattered or absent; one that does what the question sets against
@@ -610,6 +616,13 @@ def test_a_paper_the_search_ranks_first_for_an_example_is_listed_unless_it_does_
     assert adm.admitted() == [1] and adm.judgements[2].missing
     assert adm.admit_by_example([2]) == [2] and adm.admitted() == [1, 2] and adm.judgements[2].missing == []
     assert adm.admit_by_example([1, 2]) == []  # admitted already
+    # found only by an example of a constraint, a paper must still hold the topic
+    qm9 = _source(3, "QM9 Revisited: Better DFT Labels", ["We relabel the QM9 molecules with better DFT energies."])
+    papers = [ademamix, soap, qm9, *filler[1:]]
+    stats = TermStats.from_texts(f"{s.title} {s.text}" for s in papers)
+    adm = admit(read("Which papers propose new optimizers for LLMs trained on molecules (e.g. QM9, ZINC)?"), papers, stats)
+    assert not adm.judgements[3].mentions and adm.admit_by_example([3], of_constraint=[3]) == []
+    assert adm.admit_by_example([3]) == [3]
     # an attack paper found by an example of a defence question is not listed
     papers = [DEFENCE, ATTACK, *filler]
     stats = TermStats.from_texts(f"{s.title} {s.text}" for s in papers)

@@ -30,7 +30,7 @@ from rag.settings import SearchOptions, Settings
 from rag.store.vectors import VectorCache, unit_rows
 from rag.text.citations import CLOSEST_HEADING, RELATED_HEADING, abstract_sentences, split_sentences
 from rag.text.phrasing import restate
-from rag.text.reading import example_phrases
+from rag.text.reading import examples_given
 from rag.types import Answer, Source, Timings
 
 logger = logging.getLogger(__name__)
@@ -201,17 +201,22 @@ class AnswerEngine(CustomQueryEngine):
             by_example=self._found_by_example(question, retrieval, cfg.example_rank),
         )
 
-    def _found_by_example(self, question: str, retrieval: Retrieval, depth: int) -> set[int]:
+    def _found_by_example(self, question: str, retrieval: Retrieval, depth: int) -> dict[int, bool]:
         """The first `depth` sources that the search ranks first for an example the question gives of what it
-        asks (a list question only; rag.text.reading.example_phrases)."""
+        asks (a list question only; rag.text.reading.examples_given), each with whether only examples of
+        a constraint found it (then it must still hold the topic)."""
         intent = retrieval.intent
         if depth <= 0 or intent is None or not intent.list_question or intent.kind not in ("topic", "single"):
-            return set()
-        phrases = example_phrases(question)
-        if not phrases:
-            return set()
-        first = set(self.retriever.first_for(phrases, intent.decisions or None).values())
-        return {s.number for s in retrieval.sources[:depth] if s.paper_id in first}
+            return {}
+        given = examples_given(question)
+        if not given:
+            return {}
+        first = self.retriever.first_for([p for p, _ in given], intent.decisions or None)
+        of_constraint: dict[str, bool] = {}
+        for phrase, constraint in given:
+            if phrase in first:
+                of_constraint[first[phrase]] = of_constraint.get(first[phrase], True) and constraint
+        return {s.number: of_constraint[s.paper_id] for s in retrieval.sources[:depth] if s.paper_id in of_constraint}
 
     def stream_answer(self, question: str, options: SearchOptions | None = None) -> Iterator[Event]:
         """Events: `Sources`, then `Token`..., then `Final`.

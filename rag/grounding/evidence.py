@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -558,15 +558,15 @@ def assess(
     query: QueryIntent | None = None,
     head: int | None = None,
     anchor: Source | None = None,
-    by_example: Collection[int] = (),
+    by_example: Mapping[int, bool] | None = None,
 ) -> Assessment:
     """Evidence per paper and the answerability decision, without any LLM.
 
     `max_items`: papers that get sentences chosen (and so can be shown); every source that meets the
     question is counted in `matching` whatever the limit. `head`: how many of the sources an answer
     would show (the rest are a deeper pool read for counting). `anchor`: the paper of a "similar to"
-    question. `by_example`: the sources the search ranks first for an example the question gives
-    (`Admission.admit_by_example`)."""
+    question. `by_example`: the sources the search ranks first for an example the question gives, each
+    with whether only examples of a constraint found it (`Admission.admit_by_example`)."""
     cfg = cfg or EvidenceConfig()
     focus = question_focus(question, sources, stats, query is not None and query.list_question)
     if query is not None and query.named_ids:  # the catalog knows which papers the question names
@@ -776,8 +776,10 @@ def assess(
             if rest:
                 matching, related = rest, [n for n in related if n not in rest]
         if list_question:  # (after the reading's own list: what it would list is listed as before)
+            by_example = by_example or {}
             exemplified = adm.admit_by_example(
-                [n for n in kept[: cfg.example_rank] if n in by_example and n not in matching])
+                [n for n in kept[: cfg.example_rank] if n in by_example and n not in matching],
+                of_constraint=[n for n, c in by_example.items() if c])
             matching += exemplified
             related = [n for n in related if n not in exemplified]
     else:  # a description or an empty reading: the first candidates, as retrieved

@@ -990,9 +990,16 @@ def example_phrases(question: str) -> list[str]:
     momentum terms, spike-aware resets)" → the three phrases): each names a kind of paper the asker wants,
     and the paper the search ranks first for it is likely one (rag.grounding.admission.admit_by_example).
     Not the examples of what it sets aside ("not X, e.g. A or B"; "(not A, B)"), nor a list of one."""
+    return [p for p, _ in examples_given(question)]
+
+
+def examples_given(question: str) -> list[tuple[str, bool]]:
+    """`example_phrases`, each with whether it is an example of a constraint rather than of the topic
+    ("heavy-tailed noise, e.g. in bandits or generative modelling": a bandit paper meets the setting, and
+    must still state the topic)."""
     text = colon_list(question) if is_question(question) or re.search(r":\s+[a-z]", question) else question
     text = _AND_SO_ON.sub(", etc.", text)
-    out: list[str] = []
+    out: list[tuple[str, bool]] = []
     for m in [*_EXAMPLE_CUE.finditer(text), *_LISTING_ASIDE.finditer(text)]:
         listed = m.group("list")
         # ... in its own sentence, after no contrast there ("not analyses of old ones. Which papers …
@@ -1005,8 +1012,18 @@ def example_phrases(question: str) -> list[str]:
         if len(parts) == 1 and m.re is _EXAMPLE_CUE:  # "such as speculative decoding or KV-cache compression"
             parts = [p for p in re.split(r"\s+(?:or|and)\s+", parts[0]) if p]
         if len(parts) >= 2 and all(len(p.split()) <= _EXAMPLE_WORDS for p in parts):
-            out += parts
+            out += [(p, _of_constraint(text, m.start())) for p in parts]
     return list(dict.fromkeys(out))[:_PHRASES_SHOWN]
+
+
+def _of_constraint(text: str, at: int) -> bool:
+    """Whether a list at `at` gives examples of a constraint: the text before it ends in the words of a
+    setting or technique the reading finds there (as `_constraint_examples` reads them)."""
+    before = read(text[:at], examples=False)
+    last = before.facets[-1] if before.facets else None
+    said = re.findall(r"[\w-]+", _written_out(text[:at]).lower())
+    return (last is not None and last.kind not in ("topic", "direction", "role") and bool(said)
+            and said[-1] == last.text.split()[-1])
 
 
 def without_listed_examples(text: str) -> str:
