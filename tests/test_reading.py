@@ -58,6 +58,11 @@ from rag.types import Source
         ("Which papers apply LLMs to formal theorem proving?", "papers", "formal theorem proving — using llms"),
         ("Which papers attack watermarks of LLM-generated text?", "papers",
          "watermarks of llm-generated text — must attack"),
+        # a request for pointers names no topic: what it points to is
+        ("I want proposals of new optimizers for LLMs.", "papers", "optimizers — for llms"),
+        ("Any pointers to work on graph transformers?", "papers", "graph transformers"),
+        ("Recommendations for papers on diffusion model distillation?", "papers", "diffusion model distillation"),
+        ("I'd love examples of work on test-time adaptation.", "papers", "test-time adaptation"),
         ("What is the role of attention sinks in LLMs?", "papers", "attention sinks — in llms"),  # no part
         # "by X" after what is done is how it is done; after "generated", "written" it is who did it
         ("Which papers improve the reasoning of small language models by distillation?", "papers",

@@ -226,7 +226,7 @@ _FRAME_EXTRA = frozenset(
     currently current purely mainly specifically actually really papers' models' get gets getting got make made many much
     sometimes often usually typically always frequently generally commonly given afterwards afterward themselves itself still look looks looking
     cause causes caused setting settings scenario scenarios say says said another whether like
-    looked try tries tried trying things stuff want wants wanted happen happens happened happening""".split()
+    looked try tries tried trying things stuff want wants wanted happen happens happened happening love""".split()
 )
 # "In 'Title', why …": the title to its closing quote (a title may hold commas: "Don't flatten, tokenize! …")
 _NAMED_TITLE = rf"{TITLE_LEAD}.+?[\"”'’],\s*|{TITLE_LEAD}[^,]+,\s*"
@@ -426,6 +426,13 @@ def _or_again(m: re.Match[str]) -> str:
 
 # Idioms of time that frame the question ("detect after the fact that my data was used")
 _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "afterwards"),
+           # a request for pointers opens the question: "I want proposals of new optimizers", "Any pointers to
+           # work on X", "Recommendations for papers on X" ask for X (a noun of the request, not of the topic)
+           (re.compile(r"^(?P<lead>(?:[\w']+\s+){0,3}?)(?:proposals|pointers|recommendations|suggestions|references)"
+                       r"\s+(?:of|to|for|on|about)\s+", re.I), r"\g<lead>"),
+           # ... and so does "I'd love examples of work on X" ("which examples to label" is no request)
+           (re.compile(r"\b(?P<want>want|need|love|like|appreciate)\s+(?:some\s+|a\s+few\s+)?examples\s+(?:of|for|on|about)\s+",
+                       re.I), r"\g<want> "),
            (re.compile(r"\bin\s+the\s+first\s+place\b", re.I), ""),
            (re.compile(r"\s*[:;,]?\s*\bwhat(?:['’]s|\s+is)\s+out\s+there\b\s*\??", re.I), ". "),
            (re.compile(r"\bon\s+the\s+fly\b", re.I), "online"),
