@@ -63,6 +63,10 @@ from rag.types import Source
         ("Any pointers to work on graph transformers?", "papers", "graph transformers"),
         ("Recommendations for papers on diffusion model distillation?", "papers", "diffusion model distillation"),
         ("I'd love examples of work on test-time adaptation.", "papers", "test-time adaptation"),
+        # ... and so do phrasal verbs of finding ("tracking down to the pixel level" is no request)
+        ("Can you track down work on sparse autoencoders for vision?", "papers", "sparse autoencoders"),
+        ("Please point me to papers on graph transformers.", "papers", "graph transformers"),
+        ("Which papers do multi-object tracking down to the pixel level?", "papers", "multi-object tracking down pixel level"),
         ("What is the role of attention sinks in LLMs?", "papers", "attention sinks — in llms"),  # no part
         # "by X" after what is done is how it is done; after "generated", "written" it is who did it
         ("Which papers improve the reasoning of small language models by distillation?", "papers",

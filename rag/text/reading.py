@@ -430,6 +430,11 @@ _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "aft
            # work on X", "Recommendations for papers on X" ask for X (a noun of the request, not of the topic)
            (re.compile(r"^(?P<lead>(?:[\w']+\s+){0,3}?)(?:proposals|pointers|recommendations|suggestions|references)"
                        r"\s+(?:of|to|for|on|about)\s+", re.I), r"\g<lead>"),
+           # phrasal verbs of finding ask to find: "dig up the papers that …", "track down work on X", "point
+           # me to papers on X" (the particle is no topic)
+           (re.compile(r"\b(?:dig|digging|track|tracking|hunt|hunting|round|rounding|pull|pulling)\s+(?:up|down|out)\b"
+                       r"(?=\s+(?:the|a|an|some|any|all|those|these|work|papers|research|studies|recent|relevant)\b)"
+                       r"|\bpoint(?:ing)?\s+(?:me|us)\s+(?:to|at|towards?)\b", re.I), "find"),
            # ... and so does "I'd love examples of work on X" ("which examples to label" is no request)
            (re.compile(r"\b(?P<want>want|need|love|like|appreciate)\s+(?:some\s+|a\s+few\s+)?examples\s+(?:of|for|on|about)\s+",
                        re.I), r"\g<want> "),
