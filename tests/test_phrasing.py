@@ -180,6 +180,15 @@ def test_a_request_that_points_back_asks_of_the_sentence_before_it() -> None:
     assert restate(asked) == ("Which papers handle 3D point-cloud segmentation when you have few or no 3D labels "
                               "(few-shot or unsupervised)?")
     assert restate("Which papers handle that setting?") == "Which papers handle that setting?"  # nothing before it
+    # "the generation side" is one of the two sides the sentence before names (it was read as "generation side")
+    asked = ("Generating dynamic 4D scenes from a single image as opposed to reconstructing them from multi-view video. "
+             "Which papers work on the generation side?")
+    assert restate(asked) == ("Which papers work on generating dynamic 4D scenes from a single image as opposed to "
+                              "reconstructing them from multi-view video?")
+    assert read(restate(asked)).describe() == "dynamic 4d scenes — must generate, from single image"
+    # ... a side the sentence before does not name is no pointer back
+    side = "Diffusion models for audio. Which papers work on the detection side?"
+    assert restate(side) == "Which papers work on the detection side?"
 
 
 @pytest.mark.parametrize(

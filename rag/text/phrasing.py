@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from rag.text.terms import FRAMING, STOPWORDS, words
+from rag.text.terms import FRAMING, STOPWORDS, stem, words
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -341,7 +341,19 @@ def _points_back(sentences: list[str]) -> str:
             before = sentences[k - 1].strip().rstrip(".!")
             if before and not _asks(before):
                 return f"Which papers {m.group('v').lower()} {_lower_first(before)}?"
+        side = _SIDE_OF.match(sentence)
+        if side and k > 0:
+            # "Generating 4D scenes as opposed to reconstructing them. Which papers work on the generation
+            # side?": the side is one of the two the sentence before names, in its words
+            before = sentences[k - 1].strip().rstrip(".!")
+            if before and not _asks(before) and stem(side.group("side").lower()) in {stem(w) for w in words(before)}:
+                return f"Which papers work on {_lower_first(before)}?"
     return ""
+
+
+# "Which papers work on the generation side?", "… take the defence side?"
+_SIDE_OF = _rx(r"^\s*(?:which|what|any)\s+(?:papers|works|ones|studies)\s+(?:work\s+on|are\s+on|focus\s+on|take|do)\s+"
+               r"the\s+(?P<side>[\w-]+)\s+(?:side|part|half|end)\s*\??\s*$")
 
 
 # A request about the paper a sentence before it describes ("the authors", "this paper")
