@@ -130,6 +130,10 @@ def test_a_claim_is_what_is_shown_that_or_a_comparison_shown_of_something() -> N
     # what a work reported or revealed that (past tense) is a claim too: it was read as a finding to list
     assert asserted_claim("Which ICLR 2025 work reported that a classifier found the first evidence of dark "
                           "matter?") == "a classifier found the first evidence of dark matter"
+    # a second question after the claim is no part of it (the named paper was shown as "none of them states it")
+    assert asserted_claim("In 'On the Benefits of Memory for Modeling Time-Dependent PDEs', why do the authors argue "
+                          "that Markovian solvers can be fundamentally limited, and in which regimes does memory help "
+                          "most?") == "Markovian solvers can be fundamentally limited"
 
 
 def test_a_how_question_about_a_paper_named_as_its_abstract_names_it_shows_that_paper_only(full_rag) -> None:

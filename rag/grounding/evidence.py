@@ -332,7 +332,14 @@ def asserted_claim(question: str) -> str | None:
     if not m:
         return None
     claim = clean(m.group("claim")).strip(" ,;")  # without its examples ("…, e.g. through new benchmarks")
+    # ... and without a second question ("…, can be fundamentally limited, and in which regimes does memory
+    # help most?": what no paper states as its words is the question, not the claim)
+    claim = _SECOND_QUESTION.sub("", claim).strip(" ,;")
     return claim or m.group("claim")
+
+
+_SECOND_QUESTION = re.compile(
+    r",?\s+and\s+(?:(?:in|under|for|at|on|by|with)\s+)?(?:which|what|how|when|where|why|whether)\b.*$", re.I | re.S)
 
 
 def presupposed(question: str) -> str | None:
