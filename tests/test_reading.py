@@ -597,6 +597,8 @@ def test_a_first_candidate_that_holds_the_topic_only_in_its_setting_is_listed() 
     ("Which papers defend LLMs (not attacks such as GCG, AutoDAN or PAIR)?", []),
     ("Which papers study state tracking, e.g. LLM agents?", []),
     ("Which papers study bias (e.g. when the model is trained on a web crawl that nobody has ever filtered at all)?", []),
+    # a comparative names a quality of what is asked, not a kind of paper
+    ("Which papers make LLM outputs safer (less toxic or harmful, harder to jailbreak) at inference time?", []),
 ])
 def test_the_examples_a_question_gives_are_its_phrases(question: str, phrases: list[str]) -> None:
     assert example_phrases(question) == phrases

@@ -992,6 +992,10 @@ _EXCLUDING = re.compile(r"\b(?:not|no|except|excluding|rather\s+than|instead\s+o
 # an example is a name or a short phrase ("Adam or Shampoo variants", "spike-aware resets"), not a clause
 _EXAMPLE_WORDS = 8
 _PHRASES_SHOWN = 8
+# an example that opens with a comparative names a quality of what is asked ("(less toxic or harmful, harder to
+# jailbreak)"), not a kind of paper: the search's first paper for "harder to jailbreak" is a jailbreak attack
+_COMPARATIVES = frozenset("""less more fewer better worse faster slower cheaper harder easier smaller larger lower
+    higher stronger weaker safer simpler shorter longer""".split())
 # what opens an example without naming it ("e.g.", "for example", "for data valuation", "in bandits")
 _EXAMPLE_LEAD = re.compile(r"^(?:(?:e\.\s?g\.?|i\.\s?e\.?|for\s+example|for\s+instance|such\s+as)\s*,?\s*)?"
                            r"(?:(?:for|in|on|with|using|via|from)\s+)?(?:(?:the|their|its|a|an)\s+)?", re.I)
@@ -1020,7 +1024,8 @@ def examples_given(question: str) -> list[tuple[str, bool]]:
         if _EXCLUDING.search(listed) or _CONTRAST.search(sentence) or _EXCLUDING.search(sentence[-30:]):
             continue
         parts = [_EXAMPLE_LEAD.sub("", p.strip(" .,")) for p in re.split(r"\s*[,;]\s*(?:(?:or|and)\s+)?", listed)]
-        parts = [p for p in parts if p and p.lower() not in ("etc", "etc.") and any(_is_content(w) for w in words(p))]
+        parts = [p for p in parts if p and p.lower() not in ("etc", "etc.") and any(_is_content(w) for w in words(p))
+                 and p.split()[0].lower() not in _COMPARATIVES]
         if len(parts) == 1 and m.re is _EXAMPLE_CUE:  # "such as speculative decoding or KV-cache compression"
             parts = [p for p in re.split(r"\s+(?:or|and)\s+", parts[0]) if p]
         if len(parts) >= 2 and all(len(p.split()) <= _EXAMPLE_WORDS for p in parts):
