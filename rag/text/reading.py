@@ -1011,8 +1011,9 @@ def example_phrases(question: str) -> list[str]:
 
 def examples_given(question: str) -> list[tuple[str, bool]]:
     """`example_phrases`, each with whether it is an example of a constraint rather than of the topic
-    ("heavy-tailed noise, e.g. in bandits or generative modelling": a bandit paper meets the setting, and
-    must still state the topic)."""
+    ("GNNs on molecules (e.g. QM9, ZINC)": a QM9 paper meets the setting, and must still state the topic).
+    Where the reading finds no constraint before the list, the examples are the topic's ("heavy-tailed
+    noise, e.g. in bandits": a bandit paper is admitted as one)."""
     text = colon_list(question) if is_question(question) or re.search(r":\s+[a-z]", question) else question
     text = _AND_SO_ON.sub(", etc.", text)
     out: list[tuple[str, bool]] = []
