@@ -7,7 +7,7 @@ import pytest
 from rag.grounding.admission import PaperText, acronyms, admit, aside_options, expand_units, set_aside
 from rag.text.phrasing import restate
 from rag.text.query import strip_frame
-from rag.text.reading import example_phrases, examples_given, read, without_aside
+from rag.text.reading import examples_given, read, without_aside
 from rag.text.roles import sentence_roles
 from rag.text.terms import PhraseStats, TermStats, stem
 from rag.types import Source
@@ -601,7 +601,7 @@ def test_a_first_candidate_that_holds_the_topic_only_in_its_setting_is_listed() 
     ("Which papers make LLM outputs safer (less toxic or harmful, harder to jailbreak) at inference time?", []),
 ])
 def test_the_examples_a_question_gives_are_its_phrases(question: str, phrases: list[str]) -> None:
-    assert example_phrases(question) == phrases
+    assert [p for p, _ in examples_given(question)] == phrases
 
 
 def test_examples_of_a_constraint_are_told_from_examples_of_the_topic() -> None:

@@ -620,7 +620,7 @@ class Admission:
 
     def admit_by_example(self, found: Collection[int], of_constraint: Collection[int] = ()) -> list[int]:
         """The candidates the search ranks first for one of the examples the question gives (`found`,
-        rag.text.reading.example_phrases: "(Adam or Shampoo variants, spike-aware resets, …)" finds SOAP
+        rag.text.reading.examples_given: "(Adam or Shampoo variants, spike-aware resets, …)" finds SOAP
         and SPAM, which never say "new optimizer") are admitted, unless they do the other thing the
         question asks ("must defend") or are another kind of paper ("this paper is a benchmark"): two
         searches agree on them. Measured on 33 writers' sets (592 questions, false premises aside): such

@@ -172,19 +172,17 @@ class PaperRetriever:
 
     def first_for(self, phrases: Sequence[str], decisions: Sequence[str] | None = None) -> dict[str, str]:
         """The paper the search ranks first for each phrase on its own (an example a question gives:
-        "spike-aware resets"): BM25 and dense fused, as a hybrid search ranks (without its feedback
-        query, which would double the time of each); a phrase that finds nothing is left out."""
+        "spike-aware resets"), in the configured mode, without the feedback query (which would double the
+        time of each); a phrase that finds nothing is left out."""
         if not phrases:
             return {}
         vectors = self.embed_model.get_text_embedding_batch(list(phrases))
-        papers = self.papers()
         out: dict[str, str] = {}
         for phrase, vector in zip(phrases, vectors):
-            dense = self._dense(np.asarray(vector, dtype=np.float32), self.cfg.dense_chunks, decisions)
-            bm25 = papers.bm25(phrase, self.cfg.dense_chunks // 2, decisions)
-            fused = rrf([[p for p, _ in bm25], dense.ranking()], self.cfg.rrf_k)
-            if fused:
-                out[phrase] = fused[0][0]
+            ranked, _ = self._rank(phrase, np.asarray(vector, dtype=np.float32), 1, decisions, self.cfg.mode,
+                                   feedback=False)
+            if ranked:
+                out[phrase] = ranked[0][0]
         return out
 
     def understand(self, question: str) -> QueryIntent:
@@ -207,9 +205,11 @@ class PaperRetriever:
 
     # -- the ranking ---------------------------------------------------------------------------
     def _rank(
-        self, text: str, vector: np.ndarray, depth: int, decisions: Sequence[str] | None, mode: str
+        self, text: str, vector: np.ndarray, depth: int, decisions: Sequence[str] | None, mode: str,
+        feedback: bool = True,
     ) -> tuple[list[tuple[str, float]], DenseHits]:
-        """(paper id, score) best first, and the dense hits (always run: refusal uses their cosine)."""
+        """(paper id, score) best first, and the dense hits (always run: refusal uses their cosine).
+        `feedback`: a hybrid search also runs its feedback query, when one is configured."""
         n_chunks = max(self.cfg.dense_chunks, depth * self.cfg.chunks_per_paper)
         dense = self._dense(vector, n_chunks, decisions)
         if mode == "dense":
@@ -219,7 +219,7 @@ class PaperRetriever:
             return bm25, dense
         # BM25 first: it breaks ties, being the stronger single ranking on both dev sets.
         fused = rrf([[p for p, _ in bm25], dense.ranking()], self.cfg.rrf_k)
-        if self.feedback_weight() > 0 and self.cfg.feedback_papers > 0 and fused:
+        if feedback and self.feedback_weight() > 0 and self.cfg.feedback_papers > 0 and fused:
             moved = self._feedback_vector(vector, [p for p, _ in fused[: self.cfg.feedback_papers]])
             second = self._dense(moved, n_chunks, decisions)
             fused = rrf([[p for p, _ in bm25], second.ranking()], self.cfg.rrf_k)

@@ -1001,17 +1001,13 @@ _EXAMPLE_LEAD = re.compile(r"^(?:(?:e\.\s?g\.?|i\.\s?e\.?|for\s+example|for\s+in
                            r"(?:(?:for|in|on|with|using|via|from)\s+)?(?:(?:the|their|its|a|an)\s+)?", re.I)
 
 
-def example_phrases(question: str) -> list[str]:
+def examples_given(question: str) -> list[tuple[str, bool]]:
     """The examples a question gives of what it asks, as it words them ("… (Adam or Shampoo variants, extra
     momentum terms, spike-aware resets)" → the three phrases): each names a kind of paper the asker wants,
     and the paper the search ranks first for it is likely one (rag.grounding.admission.admit_by_example).
-    Not the examples of what it sets aside ("not X, e.g. A or B"; "(not A, B)"), nor a list of one."""
-    return [p for p, _ in examples_given(question)]
-
-
-def examples_given(question: str) -> list[tuple[str, bool]]:
-    """`example_phrases`, each with whether it is an example of a constraint rather than of the topic
-    ("GNNs on molecules (e.g. QM9, ZINC)": a QM9 paper meets the setting, and must still state the topic).
+    Not the examples of what it sets aside ("not X, e.g. A or B"; "(not A, B)"), a list of one, or a
+    quality ("harder to jailbreak"). Each comes with whether it is an example of a constraint rather than of
+    the topic ("GNNs on molecules (e.g. QM9, ZINC)": a QM9 paper meets the setting, and must still state the topic).
     Where the reading finds no constraint before the list, the examples are the topic's ("heavy-tailed
     noise, e.g. in bandits": a bandit paper is admitted as one)."""
     text = colon_list(question) if is_question(question) or re.search(r":\s+[a-z]", question) else question
