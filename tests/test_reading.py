@@ -67,6 +67,9 @@ from rag.types import Source
         ("Can you track down work on sparse autoencoders for vision?", "papers", "sparse autoencoders"),
         ("Please point me to papers on graph transformers.", "papers", "graph transformers"),
         ("Which papers do multi-object tracking down to the pixel level?", "papers", "multi-object tracking down pixel level"),
+        # "tricks" names no technique ("with tricks such as caching" was "using tricks", a constraint no paper states)
+        ("Which papers speed up diffusion sampling with tricks such as caching features?", "papers",
+         "diffusion sampling — must make it faster or cheaper"),
         ("What is the role of attention sinks in LLMs?", "papers", "attention sinks — in llms"),  # no part
         # "by X" after what is done is how it is done; after "generated", "written" it is who did it
         ("Which papers improve the reasoning of small language models by distillation?", "papers",

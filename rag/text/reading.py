@@ -226,7 +226,7 @@ _FRAME_EXTRA = frozenset(
     currently current purely mainly specifically actually really papers' models' get gets getting got make made many much
     sometimes often usually typically always frequently generally commonly given afterwards afterward themselves itself still look looks looking
     cause causes caused setting settings scenario scenarios say says said another whether like
-    looked try tries tried trying things stuff want wants wanted happen happens happened happening love""".split()
+    looked try tries tried trying things stuff want wants wanted happen happens happened happening love trick tricks""".split()
 )
 # "In 'Title', why …": the title to its closing quote (a title may hold commas: "Don't flatten, tokenize! …")
 _NAMED_TITLE = rf"{TITLE_LEAD}.+?[\"”'’],\s*|{TITLE_LEAD}[^,]+,\s*"
