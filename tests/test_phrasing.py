@@ -62,6 +62,20 @@ ROOT = Path(__file__).resolve().parent.parent
         # the venue before the kind, and a claim it concluded: which pretraining paper shows that …
         ("I recall an ICLR 2025 pretraining study concluding that code hurts reasoning. Which paper was that?",
          "Which pretraining paper shows that code hurts reasoning?"),
+        # what a recalled thing found or a recalled result is the claim; "which paper was that" asks for it,
+        # and a question after it asks nothing of its own
+        ("I read that an ICLR 2025 benchmark of forecasting questions found LLMs beat superforecasters. Which paper "
+         "was that, and how big was the margin?",
+         "Which benchmark of forecasting questions paper shows that LLMs beat superforecasters?"),
+        ("I recall an ICLR 2025 result that SAM only helps from the first epoch. Which paper was that?",
+         "Which paper shows that SAM only helps from the first epoch?"),
+        ("I remember an ICLR 2025 paper concluding that sigmoid attention can't match softmax. Which paper was that?",
+         "Which paper shows that sigmoid attention can't match softmax?"),
+        # "Which papers handle that, rather than …?" points back, and its contrast stays
+        ("Continual learning in the online setting: each sample is seen once. Which papers handle that, rather than "
+         "multi-epoch training?",
+         "Which papers handle continual learning in the online setting: each sample is seen once, rather than "
+         "multi-epoch training?"),
     ],
 )
 def test_a_request_is_restated_as_the_question_it_asks(asked: str, plain: str) -> None:

@@ -524,3 +524,15 @@ def test_the_paper_its_name_says_is_one_paper() -> None:
     assert answer_shape("Why would overfitting a pretrained LLM on a tiny dataset ('hyperfitting' in the Hyperfitting "
                         "Phenomenon paper) make greedy generation less repetitive?") == "single"
     assert answer_shape("Which papers in the survey paper talk about model merging?") == "list"
+
+
+def test_a_paper_looked_for_by_what_it_did_is_told_from_other_single_answers() -> None:
+    from rag.text.query import seeks_one_paper
+
+    # such a question is not read loosely: when no abstract states what the paper did, that is the premise
+    assert seeks_one_paper("Which ICLR 2025 paper ran encrypted inference on a 70B LLM in real time?")
+    assert seeks_one_paper("I recall an ICLR 2025 result that SAM only helps early. Which paper was that?")
+    # ... while "what work" asks for papers, and how/why questions word the papers their own way
+    assert not seeks_one_paper("What ICLR 2025 work is about reusing KV cache across requests?")
+    assert not seeks_one_paper("How do agents coordinate when they can only exchange a little information?")
+    assert not seeks_one_paper("Which papers study model merging?")

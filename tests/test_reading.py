@@ -683,6 +683,14 @@ def test_a_short_name_that_is_a_common_term_names_the_paper_only_as_its_title_wr
     assert names_paper("How does ADAM explore Minecraft?", agent, stats=stats)
     assert names_paper("How does leanagent prove theorems?", "LeanAgent: Lifelong Learning for Theorem Proving",
                        stats=stats)
+    # most of a title's words name it firmly when they are said together, not spread over a long request
+    # (which still lists the paper, but does not refuse for what its abstract lacks)
+    title = "Meta-Continual Learning of Neural Fields"
+    spread = ("I'm after neural fields that are shared across a whole dataset of signals instead of fitting one "
+              "network per signal; meta-learned initialisations would be fine, but not continual learning of robots.")
+    assert names_paper("What does meta-continual learning of neural fields propose?", title, stats=stats, together=True)
+    assert not names_paper(spread, title, stats=stats, together=True)
+    assert names_paper(spread, title, stats=stats)
 
 
 def test_released_code_and_asides_are_no_evidence() -> None:
@@ -1148,6 +1156,12 @@ def test_a_name_in_an_aside_that_sets_it_aside_is_not_asked_about() -> None:
     q = "Which papers evaluate LLMs on medical question answering (I'm not after radiology images or EHR tables)?"
     assert "EHR" not in without_listed_examples(q)
     assert "(KANs)" in without_listed_examples("Which papers study Kolmogorov-Arnold Networks (KANs)?")
+    # a list that ends "and the like" or "etc." lists examples; so does one of short phrases
+    assert "INT8" not in without_listed_examples("Who made low-bit quantization (W4A4, INT8 and the like) work?")
+    assert "INT8" not in without_listed_examples("Who made low-bit quantization (W4A4, INT8, etc.) work?")
+    assert "INRs" not in without_listed_examples(
+        "Neural fields shared across signals (conditional neural fields with latent modulations, hypernetwork-generated "
+        "INRs, meta-learned initialisations)?")
 
 
 def test_a_second_option_in_the_same_prepositions_words_is_an_option_not_a_constraint() -> None:
@@ -1714,3 +1728,16 @@ def test_a_question_that_sets_aside_new_methods_lists_studies() -> None:
     adm = admit(read("Which papers evaluate or benchmark retrieval-augmented generation, rather than proposing yet "
                      "another RAG method?"), [bench], stats)
     assert "a study (this paper proposes a method)" not in adm.judgements[4].missing, adm.judgements[4]
+
+
+def test_a_word_whose_object_is_said_elsewhere_is_no_constraint() -> None:
+    # "by choosing which neurons …" was read "using choosing", and refused: no abstract uses "choosing"
+    for question, word in [
+        ("Which papers speed up LLM inference by choosing which neurons to use for each input?", "choosing"),
+        ("Which papers train OOD detectors by exposing them to outliers during training?", "exposing"),
+        ("Did anyone train models on cellular automata, or build tools for simulating them at scale?", "simulating"),
+        ("Which papers pair a small model with a big one to save compute?", "big"),
+    ]:
+        assert word not in " ".join(c.text for c in read(question).constraints), read(question).note()
+    # ... while a constraint said with its object stays
+    assert "simulating" in read("Which papers build tools for simulating cellular automata?").note()

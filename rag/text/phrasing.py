@@ -90,6 +90,15 @@ _RECALLED_KIND = _rx(
     rf"{_AT_VENUE}(?P<on>that|which|where|about|on|(?:showing|concluding|finding|claiming|arguing|reporting|demonstrating|"
     r"proving)\s+that)\s+(?P<claim>.+)$",
 )
+# "I read that an ICLR 2025 benchmark of forecasting questions found frontier LLMs beat superforecasters": which
+# paper of that kind shows the claim (what is recalled is what it found, not the thing's name)
+_RECALLED_FINDING = _rx(
+    r"^\s*(?:i|we)\s+(?:remember|recall|once\s+read|read|heard|saw)\s+(?:that\s+)?(?:an?|the|one|some)\s+"
+    rf"(?:{_VENUE}\s+)?(?:(?P<kind>[^,;:]{{3,80}}?)\s+(?:found|showed|reported|concluded|claimed|demonstrated|proved|"
+    r"established|argued)\s+(?:that\s+)?|(?:result|finding|claim)\s+that\s+)(?P<claim>[^,;:].+)$",
+)
+# "Which paper was that?", "Which one is it, and how big was the margin?": the paper the sentence before recalls
+_WHICH_WAS_IT = _rx(r"^\s*(?:which|what)\s+(?:paper|one|work|study|article)\s+(?:was|is)\s+(?:that|it|this)\b")
 # "Has anyone explained why …", "Have any papers shown how …", "Did anyone (at ICLR 2025) propose …";
 # and wondered: "I'm working on X and wondering whether anyone at ICLR looked at Y", "I'm curious who is
 # using Y" (the asker's own work is not the question)
@@ -154,9 +163,13 @@ def _says_something(sentence: str) -> bool:
 
 def _requests(text: str) -> bool:
     """Opens with a request in the first person or a question word, and asks it."""
-    return bool(_OPENERS.match(text) or _ANYONE.match(text) or _RECALLED.match(text) or _RECALLED_KIND.match(text)
-                or _HEADING.match(text)
+    return bool(_OPENERS.match(text) or _ANYONE.match(text) or _recalls(text) or _HEADING.match(text)
                 or (_WH.match(text) and text.rstrip().endswith("?")))
+
+
+def _recalls(text: str) -> bool:
+    """Recalls a paper by what it did or found ("I remember a paper that …", "I read that a benchmark found …")."""
+    return bool(_RECALLED.match(text) or _RECALLED_KIND.match(text) or _RECALLED_FINDING.match(text))
 
 
 def _asks(sentence: str) -> bool:
@@ -191,14 +204,18 @@ def _opened(sentence: str) -> str:
     if m and m.group("head").lower() in ("paper", "work", "study", "article"):
         # "a paper showing that X": which paper shows that X (a claim an abstract states or not)
         # ("I read that a paper found X": a paper found that X)
-        shown = re.match(r"(?:showing|demonstrating|proving|finding|reporting|claiming|showed|demonstrated|proved|"
-                         r"found|reported|claimed)\s+(?:that\s+)?(?P<x>.+)$", m.group("claim"), re.I | re.S)
+        shown = re.match(r"(?:showing|demonstrating|proving|finding|reporting|claiming|concluding|arguing|showed|"
+                         r"demonstrated|proved|found|reported|claimed|concluded|argued)\s+(?:that\s+)?(?P<x>.+)$",
+                         m.group("claim"), re.I | re.S)
         return f"Which paper shows that {shown.group('x')}" if shown else f"Which paper {m.group('claim')}"
     m = _RECALLED_KIND.match(sentence)
     if m:
         on = m.group("on").lower()
         verb = "studies " if on in ("about", "on") else "shows that " if on.endswith(" that") else ""
         return f"Which {m.group('kind')}paper {verb}{m.group('claim')}"
+    m = _RECALLED_FINDING.match(sentence)
+    if m:
+        return f"Which {m.group('kind') + ' ' if m.group('kind') else ''}paper shows that {m.group('claim')}"
     m = _OPENERS.match(sentence)
     if not m:
         return sentence
@@ -288,7 +305,9 @@ _WORKING_ON = _rx(
 # points back at the sentence before it, which names the topic
 _POINTS_BACK = _rx(
     r"^\s*(?:which|what|any)\s+(?:papers|works|ones|studies)\s+(?P<v>[a-z]+)\s+(?:that|this|these|such)"
-    r"(?:\s+(?:setting|problem|task|topic|scenario|case|question|area|direction|line\s+of\s+work)s?)?\s*\??\s*$")
+    r"(?:\s+(?:setting|problem|task|topic|scenario|case|question|area|direction|line\s+of\s+work)s?)?"
+    # "…, rather than multi-epoch task-by-task training?": the contrast stays
+    r"(?P<tail>\s*,?\s*(?:rather\s+than|instead\s+of|as\s+opposed\s+to|not)\b[^?]*)?\s*\??\s*$")
 
 
 # "I'm working with face images: A, B and C. Did ICLR 2025 have anything along those lines?": the
@@ -340,7 +359,8 @@ def _points_back(sentences: list[str]) -> str:
         if m and k > 0 and m.group("v").lower() not in ("do", "does", "did", "have"):
             before = sentences[k - 1].strip().rstrip(".!")
             if before and not _asks(before):
-                return f"Which papers {m.group('v').lower()} {_lower_first(before)}?"
+                tail = (m.group("tail") or "").strip().lstrip(",").strip()
+                return f"Which papers {m.group('v').lower()} {_lower_first(before)}{', ' + tail if tail else ''}?"
         side = _SIDE_OF.match(sentence)
         if side and k > 0:
             # "Generating 4D scenes as opposed to reconstructing them. Which papers work on the generation
@@ -527,6 +547,12 @@ def restate(question: str) -> str:
             end = "?" if _PAPERS_HEADING.match(sentences[0]) else "."
             return f"{kept}, not {' or '.join(x for x in asides if x)}{end}"
         return unchanged
+    if request is not sentences[0] and _WHICH_WAS_IT.match(request):
+        # "I read that a benchmark … found X. Which paper was that, and how big was the margin?": the recalled
+        # claim is what is asked, checked as said (a second question of it asks nothing of its own)
+        before = sentences[sentences.index(request) - 1]
+        if _recalls(before):
+            return _opened(before).rstrip(" .!?") + "?"
     if request is not sentences[0] and _REFERS_BACK.search(request):
         # "In the analysis of the AlgoPerf competition, AdamW won. Why do the authors think it won?" asks of
         # the paper the sentence before it describes, and what that sentence claims is the premise
@@ -565,7 +591,7 @@ def restate(question: str) -> str:
     aside = " or ".join(x for x in (_set_aside(s) for s in sentences if s is not request) if x)
     if aside and not contrast:
         out = f"{out.rstrip(' ?.!')}, not {aside}"
-    if how and not (_RECALLED.match(request) or _RECALLED_KIND.match(request)):  # a recalled claim is checked as said, without "and how"
+    if how and not _recalls(request):  # a recalled claim is checked as said, without "and how"
         out = f"{out.rstrip(' ?.!')}, and {how}"
     out = out.rstrip()
     if out == text.strip():

@@ -403,6 +403,20 @@ _ONE_PAPER = re.compile(
 _SEVERAL = re.compile(r"\b(?:papers|works|studies)\b", re.I)
 
 
+# ... and of those, a question that looks for one paper by what it did ("Which ICLR 2025 paper ran …", "I recall a
+# result that … Which paper was that?"), not "What ICLR 2025 work is about …" (papers) nor "How does X …" (one named)
+_SEEKS_ONE = re.compile(
+    r"\b(?:which|what)\s+(?:iclr\s*2025\s+)?(?:[\w-]+\s+){0,2}?(?:paper|study|article)\b(?!s)"
+    r"|^\s*(?:i|we)\s+(?:remember|recall|once\s+read|read|heard|saw)\b",
+    re.I,
+)
+
+
+def seeks_one_paper(question: str) -> bool:
+    """The question looks for one paper by what it did or found, without naming it."""
+    return answer_shape(question) == "single" and bool(_SEEKS_ONE.search(question))
+
+
 def answer_shape(question: str, list_question: bool = False) -> Literal["list", "single"]:
     """"single" when the question asks for one paper, else "list" (always when `list_question`)."""
     if list_question or not _ONE_PAPER.search(question) or _SEVERAL.search(question):
