@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
         ("Rather than papers that simply use an LLM as a judge, I want the ones that audit LLM judges.",
          "Which papers audit LLM judges, rather than papers that simply use an LLM as a judge?"),
         ("Under differential privacy constraints, what methods are there for training ML models?",
-         "what methods are there for training ML models under differential privacy constraints?"),
+         "What methods are there for training ML models under differential privacy constraints?"),
         ("In GSM-Symbolic, how are the new math questions generated, and what happens to accuracy?",
-         "how are the new math questions generated in GSM-Symbolic, and what happens to accuracy?"),
+         "How are the new math questions generated in GSM-Symbolic, and what happens to accuracy?"),
         # a recalled paper is asked for as one paper; the question after it asks nothing of its own
         ("I remember an ICLR 2025 paper that compressed GPT-4 to 1-bit weights. How did they do it?",
          "Which paper compressed GPT-4 to 1-bit weights?"),
@@ -71,6 +71,12 @@ ROOT = Path(__file__).resolve().parent.parent
          "Which paper shows that SAM only helps from the first epoch?"),
         ("I remember an ICLR 2025 paper concluding that sigmoid attention can't match softmax. Which paper was that?",
          "Which paper shows that sigmoid attention can't match softmax?"),
+        # a case that motivates the question ("When …, which papers …?") is no setting of it, and a statement
+        # opening "When …, …" asks nothing (the question after it does)
+        ("When the passage contradicts what the model learned, which papers measure faithfulness to the context?",
+         "Which papers measure faithfulness to the context?"),
+        ("We use an LLM with a long window. When the answer sits near the start it does fine, but deep in a document "
+         "it fails. What explains this gap?", "What explains this gap?"),
         # "Which papers handle that, rather than …?" points back, and its contrast stays
         ("Continual learning in the online setting: each sample is seen once. Which papers handle that, rather than "
          "multi-epoch training?",

@@ -125,7 +125,7 @@ _HEADING_CONTRAST = _rx(
     r"(?P<rest>(?:which|what|how|who)\b.+)$")
 # "Under differential privacy constraints, what methods …", "In GSM-Symbolic, how are …"
 _LEADING_SETTING = _rx(
-    r"^\s*(?P<setting>(?:under|in|for|with|without|within|on|at|during|beyond)\s+[^,;:?]{2,80}?)\s*,\s*"
+    r"^\s*(?P<setting>(?:under|in|for|with|without|within|on|at|during|beyond|when|whenever)\s+[^,;:?]{2,80}?)\s*,\s*"
     r"(?P<rest>(?:what|which|how|why|who)\b.+)$",
 )
 # "What work targets X", "What time-series work builds on X": which (time-series) papers …
@@ -176,7 +176,13 @@ def _asks(sentence: str) -> bool:
     m = _LEADING_CONTRAST.match(sentence)
     if m:  # "Rather than X, I want …" asks what follows the contrast ("Instead of X, which is …" does not)
         return _requests(m.group("rest"))
-    return _requests(sentence) or bool(_WH.match(sentence)) or sentence.rstrip().endswith("?")
+    return (_requests(sentence) or (bool(_WH.match(sentence)) and not _SUBORDINATE.match(sentence))
+            or sentence.rstrip().endswith("?"))
+
+
+# "When the clause sits near the start it does fine, but …." states a case; it asks nothing (it was taken for the
+# question of a request whose question came after it)
+_SUBORDINATE = _rx(r"^\s*(?:when|where|whenever|wherever)\b[^?]*,[^?]*$")
 
 
 def _refines(sentence: str) -> bool:
@@ -574,6 +580,11 @@ def restate(question: str) -> str:
     setting = ""
     if m and not _OPENERS.match(out):
         setting, out = _lower_first(m.group("setting")), m.group("rest")
+        if re.match(r"when", setting, re.I):
+            # "When the passage handed to an LLM contradicts what it learned, which papers measure faithfulness to
+            # the context …?": the case that motivates the question, which its request words again; read as a
+            # setting, every word of it was needed ("not stated: when passage handed")
+            setting = ""
     out = _opened(out)
     out = _WHAT_WORK.sub(lambda m: f"Which {m.group('kind') + ' ' if m.group('kind') else ''}papers ", out)
     out = _HEADING.sub(lambda m: "Which papers study " if m.group(0).split()[-1].lower() in ("on", "about", "regarding")
@@ -596,6 +607,6 @@ def restate(question: str) -> str:
     out = out.rstrip()
     if out == text.strip():
         return unchanged
-    if _WH.match(out):  # a request turned into a question asks it
-        return out.rstrip(" ?.!") + "?"
+    if _WH.match(out):  # a request turned into a question asks it, as a question opens
+        return out[0].upper() + out[1:].rstrip(" ?.!") + "?"
     return out if out.endswith(("?", ".", "!")) else out + "?"
