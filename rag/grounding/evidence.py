@@ -173,13 +173,13 @@ def question_focus(
     # over a request that hold most of a title still list that paper (a writer's relevant paper in 3 of 3 such
     # answers: "How Does Vision-Language Adaptation Impact the Safety …" for what post-training breaks).
     unlisted = without_listed_examples(question)
-    firmly = [n for n in named for s in sources if s.number == n
-              and names_paper(unlisted, s.title, naming if by_words else (), stats, by_words=by_words, together=True)]
+    titles = {s.number: s.title for s in sources}
+    firmly = [n for n in named
+              if names_paper(unlisted, titles[n], naming if by_words else (), stats, by_words=by_words, together=True)]
     if not named and by_words:  # a rare name the abstract uses ("GGMI", "mCoder") names the paper too
         # (not in a question for papers: "Which papers use EEG …" asks for the papers that use it)
-        named = firmly = [
-            s.number for s in sources if any(set(words(n)) <= set(words(s.text)) for n in naming)
-        ]
+        named = [s.number for s in sources if any(set(words(n)) <= set(words(s.text)) for n in naming)]
+        firmly = list(named)
     return Focus(kind=kind, named=named, names=qnames, firmly=firmly)
 
 

@@ -1164,7 +1164,7 @@ def _short_conjunct(words: Sequence[str], start: int) -> bool:
         and (end == len(words) or words[end] in (",", ";"))
 
 
-def _POINTS_ELSEWHERE(word: str) -> re.Pattern[str]:
+def _points_elsewhere(word: str) -> re.Pattern[str]:
     """A word followed by a pronoun or a question word: what it acts on is said elsewhere. (Not a word after a
     demonstrative: "under those conditions" points back to a sentence the reading does not follow, and kept as a
     constraint it still narrows the list.)"""
@@ -1331,7 +1331,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             # setting; "apply machine learning to medical images": every paper here uses it
             continue
         content = [w for w in ws if _is_content(w)]
-        if kind_ in ("setting", "technique") and len(content) == 1 and _POINTS_ELSEWHERE(content[0]).search(question):
+        if kind_ in ("setting", "technique") and len(content) == 1 and _points_elsewhere(content[0]).search(question):
             # "by choosing which neurons …", "for simulating them", "with a big one", "by exposing them to outliers": a
             # verb or a word whose object the question says elsewhere, no constraint ("using choosing" refused a
             # question on input-dependent activation sparsity; on the 37 writers' sets 3 more papers on the writers'
