@@ -1741,3 +1741,11 @@ def test_a_word_whose_object_is_said_elsewhere_is_no_constraint() -> None:
         assert word not in " ".join(c.text for c in read(question).constraints), read(question).note()
     # ... while a constraint said with its object stays
     assert "simulating" in read("Which papers build tools for simulating cellular automata?").note()
+
+
+def test_a_size_in_a_constraint_is_no_kind_but_large_language_models_are() -> None:
+    # "for large diffusion models" refused Ctrl-Adapter ("adds diverse controls to any image/video diffusion model"):
+    # not stated "large"
+    note = read("Which papers train spatial-control adapters cheaply for large diffusion models?").note()
+    assert "diffusion models" in note and "large" not in note, note
+    assert "large language models" in read("Which papers study quantization for large language models?").note()

@@ -1164,6 +1164,10 @@ def _short_conjunct(words: Sequence[str], start: int) -> bool:
         and (end == len(words) or words[end] in (",", ";"))
 
 
+_SIZE_WORDS = frozenset("large larger big bigger huge".split())
+_SIZED_KINDS = frozenset("language vision-language multimodal scale vocabulary batch batches".split())
+
+
 def _points_elsewhere(word: str) -> re.Pattern[str]:
     """A word followed by a pronoun or a question word: what it acts on is said elsewhere. (Not a word after a
     demonstrative: "under those conditions" points back to a sentence the reading does not follow, and kept as a
@@ -1324,6 +1328,9 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             topic_words += [",", *ws] if topic_words else ws
             continue
         ws = [w for w in ws if w not in RESTATES]
+        # a size that is no kind ("for large diffusion models", "on large pretrained foundation models"): abstracts
+        # say "any diffusion model", "billion-scale", or nothing of it; "large language models" is a kind
+        ws = [w for k, w in enumerate(ws) if not (w in _SIZE_WORDS and ws[k + 1: k + 2] and ws[k + 1] not in _SIZED_KINDS)]
         if kind_ in ("setting", "technique") and (
                 all(w in SAY_NOTHING or w in _GENERIC_HEADS or not _is_content(w) for w in ws)
                 or ws[:1] in (["any"], ["every"])):
