@@ -67,6 +67,8 @@ ROOT = Path(__file__).resolve().parent.parent
         ("I read that an ICLR 2025 benchmark of forecasting questions found LLMs beat superforecasters. Which paper "
          "was that, and how big was the margin?",
          "Which benchmark of forecasting questions paper shows that LLMs beat superforecasters?"),
+        ("I remember an ICLR 2025 pretraining ablation showing that code hurts reasoning. Which paper was that?",
+         "Which pretraining ablation paper shows that code hurts reasoning?"),
         ("I recall an ICLR 2025 result that SAM only helps from the first epoch. Which paper was that?",
          "Which paper shows that SAM only helps from the first epoch?"),
         ("I remember an ICLR 2025 paper concluding that sigmoid attention can't match softmax. Which paper was that?",

@@ -108,6 +108,9 @@ def test_a_list_answer_says_how_many_papers_meet_it_and_can_show_all(full_rag) -
         # the claim after ", showing that" (the paper that measured it found high scores guarantee nothing)
         "Which ICLR 2025 paper established CKA as the most trustworthy similarity measure, showing that a high CKA "
         "score guarantees two systems encode the same task-relevant information?",
+        # a recalled thing "showing that" X ("To Code or Not To Code?" found that code helps)
+        "I remember an ICLR 2025 pretraining ablation showing that removing code from the data mixture makes LLMs "
+        "better at natural-language reasoning. Which paper was that?",
         # a comparison the closest paper states the other way round ("Experts improve memorization more than
         # reasoning")
         "Why do more experts in MoE models help reasoning more than memorization?",

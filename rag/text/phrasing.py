@@ -95,7 +95,8 @@ _RECALLED_KIND = _rx(
 _RECALLED_FINDING = _rx(
     r"^\s*(?:i|we)\s+(?:remember|recall|once\s+read|read|heard|saw)\s+(?:that\s+)?(?:an?|the|one|some)\s+"
     rf"(?:{_VENUE}\s+)?(?:(?P<kind>[^,;:]{{3,80}}?)\s+(?:found|showed|reported|concluded|claimed|demonstrated|proved|"
-    r"established|argued)\s+(?:that\s+)?|(?:result|finding|claim)\s+that\s+)(?P<claim>[^,;:].+)$",
+    r"established|argued|finding|showing|reporting|concluding|claiming|demonstrating|proving|arguing)\s+(?:that\s+)?"
+    r"|(?:result|finding|claim)\s+that\s+)(?P<claim>[^,;:].+)$",
 )
 # "Which paper was that?", "Which one is it, and how big was the margin?": the paper the sentence before recalls
 _WHICH_WAS_IT = _rx(r"^\s*(?:which|what)\s+(?:paper|one|work|study|article)\s+(?:was|is)\s+(?:that|it|this)\b")
