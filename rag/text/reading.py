@@ -1023,12 +1023,12 @@ def examples_given(question: str) -> list[tuple[str, bool]]:
         sentence = re.split(r"[.?!;]\s+", text[: m.start()])[-1]
         if _EXCLUDING.search(listed) or _EXCLUDING.search(sentence[-30:]):
             continue
-        parts = [_EXAMPLE_LEAD.sub("", p.strip(" .,")) for p in re.split(r"\s*[,;]\s*(?:(?:or|and)\s+)?", listed)]
+        parts = [_EXAMPLE_LEAD.sub("", p.strip(" .,")) for p in _LIST_SEPARATOR.split(listed)]
         parts = [p for p in parts if p and p.lower() not in ("etc", "etc.") and any(_is_content(w) for w in words(p))
                  and p.split()[0].lower() not in _COMPARATIVES]
         if len(parts) == 1 and m.re is _EXAMPLE_CUE:  # "such as speculative decoding or KV-cache compression"
             parts = [p for p in re.split(r"\s+(?:or|and)\s+", parts[0]) if p]
-        if len(parts) >= 2 and all(len(p.split()) <= _EXAMPLE_WORDS for p in parts):
+        if _short_phrases(parts):
             out += [(p, _of_constraint(text, m.start())) for p in parts]
     return list(dict.fromkeys(out))[:_PHRASES_SHOWN]
 
@@ -1057,7 +1057,16 @@ def _phrase_list(listed: str) -> bool:
     with latent modulations, hypernetwork-generated INRs, meta-learned initialisations"): examples, as
     `examples_given` reads them, not one name."""
     listed = re.sub(r"(?:,\s*|\s+)etc\.?\s*$", "", _AND_SO_ON.sub("", listed.strip()), flags=re.I)
-    parts = [p for p in re.split(r"\s*[,;]\s*(?:(?:or|and)\s+)?|\s+(?:or|and)\s+", listed) if p.strip()]
+    parts = [q for p in _LIST_SEPARATOR.split(listed) for q in re.split(r"\s+(?:or|and)\s+", p) if q.strip()]
+    return _short_phrases(parts)
+
+
+# what separates a list's items ("A, B, or C"; "A; B")
+_LIST_SEPARATOR = re.compile(r"\s*[,;]\s*(?:(?:or|and)\s+)?")
+
+
+def _short_phrases(parts: Sequence[str]) -> bool:
+    """Two or more items, each a name or a short phrase, not a clause."""
     return len(parts) >= 2 and all(len(p.split()) <= _EXAMPLE_WORDS for p in parts)
 
 
@@ -1168,11 +1177,10 @@ _SIZE_WORDS = frozenset("large larger big bigger huge".split())
 _SIZED_KINDS = frozenset("language vision-language multimodal scale vocabulary batch batches".split())
 
 
-def _points_elsewhere(word: str) -> re.Pattern[str]:
-    """A word followed by a pronoun or a question word: what it acts on is said elsewhere. (Not a word after a
-    demonstrative: "under those conditions" points back to a sentence the reading does not follow, and kept as a
-    constraint it still narrows the list.)"""
-    return re.compile(rf"\b{re.escape(word)}\s+(?:it|them|one|ones|which|what|whether|how)\b", re.I)
+# A word followed by a pronoun or a question word: what it acts on is said elsewhere. (Not a word after a
+# demonstrative: "under those conditions" points back to a sentence the reading does not follow, and kept as a
+# constraint it still narrows the list.)
+_BEFORE_PRONOUN = re.compile(r"\b([\w-]+)\s+(?:it|them|one|ones|which|what|whether|how)\b", re.I)
 
 
 def read(question: str, search_text: str | None = None, examples: bool = True) -> Reading:
@@ -1323,6 +1331,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
         segments = _first_wording(segments)
     topic_words: list[str] = []
     constraints: list[Facet] = []
+    pointing = {m.group(1).lower() for m in _BEFORE_PRONOUN.finditer(question)}
     for kind_, marker_, ws in segments:
         if kind_ == "topic":
             topic_words += [",", *ws] if topic_words else ws
@@ -1338,7 +1347,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             # setting; "apply machine learning to medical images": every paper here uses it
             continue
         content = [w for w in ws if _is_content(w)]
-        if kind_ in ("setting", "technique") and len(content) == 1 and _points_elsewhere(content[0]).search(question):
+        if kind_ in ("setting", "technique") and len(content) == 1 and content[0] in pointing:
             # "by choosing which neurons …", "for simulating them", "with a big one", "by exposing them to outliers": a
             # verb or a word whose object the question says elsewhere, no constraint ("using choosing" refused a
             # question on input-dependent activation sparsity; on the 37 writers' sets 3 more papers on the writers'
