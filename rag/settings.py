@@ -294,6 +294,14 @@ class AnswerSettings(_Group):
         "that meet every constraint and have a sentence of their own at least this close to the question "
         "(cosine): the topic in other words ('predictive coding' for 'without backpropagation'); 0: words only.",
     )
+    relevance_model: str = Field(
+        "bundled",
+        description="A learned second opinion on what a list holds (rag/grounding/scoring.py): when the rules list "
+        "any paper, the list is the candidates this logistic model, trained on the writers' question sets, puts "
+        "at or above its threshold (bundled: rag/data/relevance_model.json, from evals/train_relevance.py); "
+        "off: the rules alone; or the path of a model file that script wrote.",
+        min_length=1,
+    )
     search_top: int = Field(
         3,
         ge=0,

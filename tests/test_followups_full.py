@@ -36,14 +36,25 @@ def sets():
 
 
 @pytest.fixture(scope="module")
-def library_answers(full_rag, sets):
+def rules_rag(full_rag):
+    """The product with the rules alone (no relevance model): the recorded seed answers were made so, and
+    the edges are compared on conversations that open with them. The relevance model changes which papers a
+    list holds, not how a follow-up is read; its follow-ups are scored on the recorded screens above."""
+    from rag import RAG
+
+    s = full_rag.settings
+    return RAG(s.model_copy(update={"answer": s.answer.model_copy(update={"relevance_model": "off"})}))
+
+
+@pytest.fixture(scope="module")
+def library_answers(rules_rag, sets):
     """The library's answers (`RAG.chat` with the history a client keeps) to the edge conversations,
     each opened by asking its seed question live (as a user of any edge does)."""
     seeds, convs = sets
     out = {}
     for cid in THROUGH_EDGES:
         conv = convs[cid]
-        conversation = full_rag.conversation()
+        conversation = rules_rag.conversation()
         opening = conversation.ask(conv.seed_question)
         # The same papers as the recorded seed answer; their order may move with quote scoring (the
         # eval scores follow-ups on the recorded screens, and the edges are compared with these answers).
@@ -94,9 +105,9 @@ def _native_history(answer: dict) -> dict:
     return {"role": "assistant", "content": answer["text"], "citations": answer["citations"]}
 
 
-def test_native_api_and_openai_route_give_the_library_answers(full_rag, sets, library_answers) -> None:
+def test_native_api_and_openai_route_give_the_library_answers(rules_rag, sets, library_answers) -> None:
     _, convs = sets
-    with running(full_rag, ServerSettings(port=0, ui=False)) as srv, httpx.Client(base_url=srv.url, timeout=300) as http:
+    with running(rules_rag, ServerSettings(port=0, ui=False)) as srv, httpx.Client(base_url=srv.url, timeout=300) as http:
         for cid, expected in library_answers.items():
             questions = [convs[cid].seed_question] + [t.ask for t in convs[cid].turns]
             history: list[dict] = []
@@ -116,13 +127,14 @@ def test_native_api_and_openai_route_give_the_library_answers(full_rag, sets, li
                 messages.append({"role": "assistant", "content": content})
 
 
-def test_rag_chat_in_the_terminal_gives_the_library_answers(full_rag, sets, library_answers) -> None:
+def test_rag_chat_in_the_terminal_gives_the_library_answers(rules_rag, sets, library_answers) -> None:
     """The five conversations in one `rag chat` session, "new" starting each over."""
     _, convs = sets
     lines: list[str] = []
     for cid in library_answers:
         lines += ["new", convs[cid].seed_question, *(t.ask for t in convs[cid].turns)]
-    env = {**os.environ, "RAG_STORE__PATH": str(full_rag.settings.store.path), "RAG_STORE__AUTO_SEED": "false"}
+    env = {**os.environ, "RAG_STORE__PATH": str(rules_rag.settings.store.path), "RAG_STORE__AUTO_SEED": "false",
+           "RAG_ANSWER__RELEVANCE_MODEL": "off"}
     out = subprocess.run(
         [sys.executable, "-m", "rag.cli", "--log-level", "WARNING", "chat"], input="\n".join(lines) + "\nexit\n",
         capture_output=True, text=True, env=env, timeout=900, check=True,
@@ -137,13 +149,13 @@ def test_rag_chat_in_the_terminal_gives_the_library_answers(full_rag, sets, libr
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium (scripts/setup.sh installs it)")
-def test_conversations_in_the_browser(full_rag, sets, library_answers, tmp_path: Path) -> None:
+def test_conversations_in_the_browser(rules_rag, sets, library_answers, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     from tests.test_ui_browser import ARGS, _ask
 
     _, convs = sets
-    with running(full_rag, ServerSettings(port=0)) as srv, sync_playwright() as p:
+    with running(rules_rag, ServerSettings(port=0)) as srv, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         for cid, expected in library_answers.items():
             page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()

@@ -6,6 +6,7 @@ import functools
 import logging
 import re
 import time
+from pathlib import Path
 from typing import Any, Generator, Iterator, Sequence
 
 import numpy as np
@@ -21,6 +22,7 @@ from rag import prompts
 from rag.errors import RagError
 from rag.events import Event, Final, Sources, Token, final_answer
 from rag.grounding.evidence import Assessment, EvidenceConfig, assess
+from rag.grounding.scoring import BUNDLED, RelevanceModel
 from rag.grounding.verify import SentenceFilter, count_line, evidence_answer_parts, refusal_text
 from rag.limits import check_question
 from rag.models.llm import unavailable
@@ -126,6 +128,7 @@ class AnswerEngine(CustomQueryEngine):
     embed_model: Any
     settings: Any
     _vectors: VectorCache = PrivateAttr(default_factory=VectorCache)  # sentence vectors across answers
+    _relevance: tuple[str, RelevanceModel] | None = PrivateAttr(default=None)  # (setting, model) once read
 
     def warm(self, max_sentences: int = 5000) -> int:
         """Embed every stored abstract's sentences into the sentence-vector cache, when there are at
@@ -185,14 +188,27 @@ class AnswerEngine(CustomQueryEngine):
         """evidence or generative, as configured (auto: evidence for the bundled local model)."""
         return str(self.settings.answer.resolved_mode(self.settings.llm.is_remote))
 
-    def assess(self, question: str, retrieval: Retrieval, embed: Any, show_all: bool = False) -> Assessment:
-        """Evidence per retrieved paper and whether it answers the question (no LLM call)."""
+    def relevance_model(self) -> RelevanceModel | None:
+        """The configured relevance model (rag.grounding.scoring), read once; None when off."""
+        name = self.settings.answer.relevance_model
+        if name == "off":
+            return None
+        if self._relevance is None or self._relevance[0] != name:
+            self._relevance = (name, RelevanceModel.load(BUNDLED if name == "bundled" else Path(name).expanduser()))
+        return self._relevance[1]
+
+    def assess(self, question: str, retrieval: Retrieval, embed: Any, show_all: bool = False,
+               record: bool = False) -> Assessment:
+        """Evidence per retrieved paper and whether it answers the question (no LLM call). `record`: keep
+        each candidate's features for the relevance model (evals/train_relevance.py)."""
         cfg = EvidenceConfig(
             min_coverage=self.settings.answer.min_coverage,
             dense_floor=self.settings.retrieval.refusal_threshold,
             admission=self.settings.answer.admission,
             worded_otherwise=self.settings.answer.paraphrase_similarity,
             search_top=self.settings.answer.search_top,
+            relevance=self.relevance_model(),
+            record=record,
         )
         limit = None if show_all or not retrieval.shown_k else retrieval.shown_k
         return assess(
@@ -236,7 +252,7 @@ class AnswerEngine(CustomQueryEngine):
             logger.info("read as: %s", asked)
         retrieval = self.retriever.retrieve(asked, options, pool=pool)
         timings = Timings(retrieval_ms=(time.perf_counter() - t0) * 1000)
-        embed = EmbeddingMemo(functools.partial(self._vectors.embed, self.embed_model))
+        embed = self.sentence_embedder()
         verdict = self.assess(asked, retrieval, embed, show_all=show_all)
         retrieval, verdict = arrange(retrieval, verdict)
         if not verdict.answerable:

@@ -618,6 +618,21 @@ class Admission:
             j.related = False
         return first
 
+    def kinds(self) -> set[str]:
+        """What a paper must be, beyond what it is about: the question's directions ("must defend") and the
+        kind of paper it asks for ("must introduce a benchmark", "a study, not a method")."""
+        return {f.label for f, _ in self.constraints if f.kind == "direction"} | {NOT_A_STUDY, *NOT_A_BENCHMARK.values()}
+
+    def barred(self, numbers: Collection[int]) -> set[int]:
+        """Those of `numbers` that miss more than a setting: a direction or kind (`kinds`), a technique or
+        a word every listed paper must state ("vision-language models" of a defence of them). A paper states those in its own words or not at all (a
+        setting is often worded otherwise: "at test time" of an eviction policy), and no second opinion
+        on its topic lists it."""
+        settings = {f.label for f, _ in self.constraints if f.kind == "setting"}
+        needed = [u for u in self.topic if u.needed]  # (an off-topic paper misses nothing: it is judged no further)
+        return {n for n in numbers if set(self.judgements[n].missing) - settings
+                or not all(met(u, self.papers[n].stated_regions()) for u in needed)}
+
     def admit_by_example(self, found: Collection[int], of_constraint: Collection[int] = ()) -> list[int]:
         """The candidates the search ranks first for one of the examples the question gives (`found`,
         rag.text.reading.examples_given: "(Adam or Shampoo variants, spike-aware resets, …)" finds SOAP
@@ -628,7 +643,7 @@ class Admission:
         not (65 %, against 64 % of what the answers listed); past the 20th, 14 and 19. A paper found only
         by examples of a constraint ("GNNs on molecules (e.g. QM9, ZINC)": any QM9 paper) must still hold
         the topic somewhere (`of_constraint`)."""
-        kinds = {f.label for f, _ in self.constraints if f.kind == "direction"} | {NOT_A_STUDY, *NOT_A_BENCHMARK.values()}
+        kinds = self.kinds()
         admitted = []
         for n in found:
             j = self.judgements.get(n)

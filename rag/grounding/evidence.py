@@ -22,6 +22,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+
 from rag.grounding.admission import (
     DOING_ROLES,
     KIND_GROUP,
@@ -38,6 +40,7 @@ from rag.grounding.admission import (
     set_aside,
     share,
 )
+from rag.grounding.scoring import RelevanceModel, candidate_features, relist
 from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
 from rag.text.query import QueryIntent, answer_shape, asks_papers, is_question, seeks_one_paper, strip_frame
@@ -531,6 +534,10 @@ class EvidenceConfig:
     search_words: int = 8  # ... of a question of this many content words or more: a short one is read whole
     # (of the search's first beside short questions of the three labelled sets, none was judged relevant:
     # "Which papers defend diffusion models against membership inference attacks?" lists no backdoor defence)
+    # The learned second opinion on what a list holds (rag.grounding.scoring; None: the rules alone), and
+    # whether to keep each candidate's features for training it (evals/train_relevance.py).
+    relevance: RelevanceModel | None = None
+    record: bool = False
 
 
 # What each role of a sentence adds to its score, and what a kind of question adds on top: a "how"
@@ -573,6 +580,10 @@ class Assessment:
     closest: list[Item] = field(default_factory=list)  # first by the search, not found by the reading (a list question)
     explain: str = ""  # a sentence for people on why the question was refused (empty: the refusal says it)
     scores: dict[str, float] = field(default_factory=dict)  # internal figures: logs and evals only
+    # each candidate's features for the relevance model (rag.grounding.scoring), when it or `record` ran
+    features: dict[int, np.ndarray] = field(default_factory=dict)
+    barred: set[int] = field(default_factory=set)  # ... and those of them it may never list (Admission.barred)
+    stay: list[int] = field(default_factory=list)  # ... and those it always lists (named, found by an example)
 
 
 
@@ -803,6 +814,10 @@ def assess(
     loose: list[int] = []
     unworded = ""
     exemplified: list[int] = []  # admitted as the search's first for an example the question gives
+    features: dict[int, np.ndarray] = {}
+    barred: set[int] = set()
+    stay: list[int] = []
+    relisted = False  # listed by the relevance model (then in its order)
     if strict:
         adm.hold_deep(order, cfg.deep_rank, keep=focus.named)
         adm.admit_first(kept, cfg.first_rank)
@@ -842,6 +857,18 @@ def assess(
                 of_constraint=[n for n, c in by_example.items() if c])
             matching += exemplified
             related = [n for n in related if n not in exemplified]
+        if matching and (cfg.relevance is not None or cfg.record):
+            # the learned second opinion (rag.grounding.scoring): what it lists, when the rules list anything
+            searched = without_aside(question) if is_question(question) else question
+            features = candidate_features(searched, adm, kept, set(matching), embed, list_question)
+            barred = adm.barred(features)
+            stay = [n for n in matching if n in focus.named or n in exemplified]
+            if cfg.relevance is not None:
+                # (what the question names, and what the search ranks first for an example it gives, stay)
+                matching, chances = relist(cfg.relevance, features, matching, keep=stay, barred=barred)
+                related = [n for n in related if n not in matching]
+                relisted = True
+                logger.debug("relisted by the relevance model: %s", {n: round(chances.get(n, 0.0), 2) for n in matching})
     else:  # a description or an empty reading: the first candidates, as retrieved
         matching, related = kept[: max_items or len(kept)], []
     details = asked_details(question)
@@ -861,7 +888,7 @@ def assess(
     limit = max_items or (3 if focus.kind == "single" else len(order))
     # Sentences are embedded for the papers that can be shown, not the whole pool: the pool is ranked
     # by how fully each paper meets the question, then by its retrieval rank.
-    if strict:
+    if strict and not relisted:
         rank = {n: i for i, n in enumerate(order)}
         # (the papers found by an example after the reading's own: a short list shows them all the same)
         matching.sort(key=lambda n: -(adm.judgements[n].fit + 1.0 / (1.0 + rank[n] / 10)) - (n in focus.named) * 10
@@ -917,6 +944,7 @@ def assess(
         out = _refuse(reason, focus, coverage, **scores)
         out.reading, out.related, out.premise, out.closest = reading, rel_items, premise, closest
         out.whole = list_question
+        out.features, out.barred, out.stay = features, barred, stay
         return out
     return Assessment(
         True, "answered from the abstracts", focus, items[:limit], coverage,
@@ -924,6 +952,9 @@ def assess(
         loose=reading.topic.label if loose and reading.topic else "",
         unworded=unworded,
         searched=cfg.admission and not strict and bool(reading.facets),
+        features=features,
+        barred=barred,
+        stay=stay,
     )
 
 
