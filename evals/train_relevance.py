@@ -2,7 +2,7 @@
 sets it was not trained on.
 
     python -m evals.train_relevance record --store DIR --out features.jsonl [--sets FILE ...]
-    python -m evals.train_relevance fit features.jsonl [...] [--threshold 0.4] [--model rag/data/relevance_model.json]
+    python -m evals.train_relevance fit features.jsonl [...] [--threshold 0.45] [--model rag/data/relevance_model.json]
 
 `record` answers every question of the sets with the rules alone (relevance model off) and writes, per
 question, each pooled candidate's features with whether the writer listed it. `fit` reports, set by set
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     fitp = sub.add_parser("fit", help="check the model set by set left out, then train it on every set")
     fitp.add_argument("features", nargs="+", type=Path, help="files `record` wrote")
-    fitp.add_argument("--threshold", type=float, default=0.4, help="probability at which a paper is listed")
+    fitp.add_argument("--threshold", type=float, default=0.45, help="probability at which a paper is listed")
     fitp.add_argument("--ridge", type=float, default=1.0, help="L2 penalty of the logistic regression")
     fitp.add_argument("--model", type=Path, default=Path("rag/data/relevance_model.json"), help="model file to write")
     fitp.add_argument("--no-write", action="store_true", help="only report; write no model")
