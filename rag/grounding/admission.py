@@ -625,9 +625,9 @@ class Admission:
 
     def barred(self, numbers: Collection[int]) -> set[int]:
         """Those of `numbers` that miss more than a setting: a direction or kind (`kinds`), a technique or
-        a word every listed paper must state ("vision-language models" of a defence of them). A paper states those in its own words or not at all (a
-        setting is often worded otherwise: "at test time" of an eviction policy), and no second opinion
-        on its topic lists it."""
+        a word every listed paper must state ("vision-language models" of a defence of them). A paper states
+        those in its own words or not at all (a setting is often worded otherwise: "at test time" of an
+        eviction policy), and no second opinion on its topic lists it."""
         settings = {f.label for f, _ in self.constraints if f.kind == "setting"}
         needed = [u for u in self.topic if u.needed]  # (an off-topic paper misses nothing: it is judged no further)
         return {n for n in numbers if set(self.judgements[n].missing) - settings

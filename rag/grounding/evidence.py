@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -40,7 +40,7 @@ from rag.grounding.admission import (
     set_aside,
     share,
 )
-from rag.grounding.scoring import RelevanceModel, candidate_features, relist
+from rag.grounding.scoring import EmbedFn, RelevanceModel, candidate_features, relist
 from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
 from rag.text.query import QueryIntent, answer_shape, asks_papers, is_question, seeks_one_paper, strip_frame
@@ -70,7 +70,6 @@ from rag.types import Source
 
 logger = logging.getLogger(__name__)
 
-EmbedFn = Callable[[list[str]], list[list[float]]]
 
 # Words of a question that ask *how* it is asked rather than what about.
 _QUESTION_WORDS = frozenset(
@@ -588,7 +587,7 @@ class Assessment:
     # each candidate's features for the relevance model (rag.grounding.scoring), when it or `record` ran
     features: dict[int, np.ndarray] = field(default_factory=dict)
     barred: set[int] = field(default_factory=set)  # ... and those of them it may never list (Admission.barred)
-    stay: list[int] = field(default_factory=list)  # ... and those it always lists (named, found by an example)
+    stay: list[int] = field(default_factory=list)  # ... and those it always lists (named, found by an example, agreed)
 
 
 

@@ -9,11 +9,12 @@ writers' question sets (`evals/train_relevance.py`: papers on a writer's list ag
 pool) and checked on sets it was not trained on.
 
 When the rules list some paper, the list becomes the candidates the model puts at or above its threshold,
-most likely first (the papers the question names, those the search ranks first for an example it gives,
-and those the rules list of the search's first five stay, first; at least three of the rules' own stay; a field the rules list a page of papers for
-keeps the rules' list, in the model's order). What a paper must be is the rules' to say: one of another direction or kind than the question
-asks for (an attack, for "which papers defend …"; a method, for "which benchmarks …") is never listed. When the rules list nothing, nothing is added: a false premise stays named, and the model
-never turns a refusal into a list.
+most likely first. What stays whatever it says: the papers the question names, those the search ranks first
+for an example it gives, those the rules list of the search's first five, at least three of the rules' own,
+and the rules' whole list (in the model's order) for a field they list a page of papers for. What a paper
+must be is the rules' to say: one of another direction or kind than the question asks for (an attack, for
+"which papers defend …"; a method, for "which benchmarks …") is never listed. When the rules list nothing,
+nothing is added: a false premise stays named, and the model never turns a refusal into a list.
 """
 
 from __future__ import annotations
