@@ -495,6 +495,14 @@ def test_making_it_faster_and_introducing_a_benchmark_are_the_papers_own_aims() 
     assert "must introduce a benchmark or dataset" in read("Which papers propose benchmarks for code models?").describe()
     # a benchmark it runs is not its own
     assert _admitted("Which papers propose benchmarks for code models?", [bench, user]) == [3]
+    # a field typed with the kind of paper wanted last reads as "benchmarks for" it: that kind is a constraint
+    typed = read("code model benchmarks")
+    assert typed.topic is not None and typed.topic.text == "code model"
+    assert "must introduce a benchmark or dataset" in typed.describe()
+    assert _admitted("code model benchmarks", [bench, user]) == [3]
+    # ... not a dataset typed as data ("synthetic datasets"), nor a question about benchmarks as such
+    assert "must introduce" not in read("synthetic datasets").describe()
+    assert read("Which hallucination benchmarks exist?").topic.text == "hallucination benchmarks"
 
 
 def test_an_acronym_a_paper_defines_as_something_else_does_not_count() -> None:
@@ -1749,3 +1757,21 @@ def test_a_size_in_a_constraint_is_no_kind_but_large_language_models_are() -> No
     note = read("Which papers train spatial-control adapters cheaply for large diffusion models?").note()
     assert "diffusion models" in note and "large" not in note, note
     assert "large language models" in read("Which papers study quantization for large language models?").note()
+
+
+def test_a_topic_that_is_only_a_defined_term_is_met_by_the_term_or_its_acronym_not_its_words_apart() -> None:
+    np_paper = _source(1, "Dimension Agnostic Regressors", [
+        "Neural Processes (NPs) are meta-learned regressors.", "We extend NPs to inputs of any dimension."])
+    brain = _source(2, "Neural Dynamics of Sensory Processes", [
+        "Sensory processes unfold over time.", "We show that neural dynamics shape sensory processes in mice."])
+    acronym_only = _source(3, "Scalable Meta-Regression", [
+        "Neural processes are slow on large context sets.", "We make NPs scale to a million points."])
+    assert _admitted_among("neural processes", [np_paper, brain, acronym_only]) == [1, 3]
+    # (with a constraint, the term's words in one sentence still meet it: "reinforcement … learning")
+
+
+def test_verbs_of_carrying_and_going_say_nothing_of_the_topic() -> None:
+    carried = read("Has anyone carried the draft-then-verify trick of speculative decoding over to image generators?")
+    assert carried.topic is not None and not any(u.needed for u in carried.topic.units if u.text == "carried")
+    code = read("Which papers improve LLMs' mathematical reasoning by bringing in code?")
+    assert "bringing" not in code.describe()

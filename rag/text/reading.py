@@ -261,7 +261,8 @@ SOFT = frozenset(
     grounds grounding treat treats treating produce produces producing build builds building create creates
     creating develop develops developing construct constructs constructing devise devises bring brings
     repurpose repurposes repurposing leverage leverages leveraging reuse reuses reusing going serve serves
-    serving put puts putting teach teaches teaching taught probe examine examines""".split()
+    serving put puts putting teach teaches teaching taught probe examine examines bringing brought carry
+    carries carried carrying gone went back take takes taking took taken""".split()
 )
 
 
@@ -1384,6 +1385,11 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
             label = _label(kind_, marker_, [u.text for u in units])
         if units:
             constraints.append(Facet(kind=kind_, text=" ".join(ws), label=label, units=units))
+    if (direction is None and asks == "benchmark" and not is_question(question) and len(topic_words) >= 2
+            and re.fullmatch(r"benchmarks?|testbeds?|leaderboards?", topic_words[-1]) and _is_content(topic_words[-2])):
+        # a field named with the kind of paper wanted last ("hallucination benchmarks", "LLM agent testbeds"):
+        # the papers must be that kind, and the rest is their topic, as "benchmarks for hallucination" reads
+        topic_words, direction = topic_words[:-1], "benchmark"
     if direction is None:
         # "propose new jailbreak attacks", "make sampling faster": a direction noun in the topic is
         # the direction too (the topic keeps the word)
