@@ -871,7 +871,8 @@ def assess(
             agreed = set(kept[: cfg.agreed_rank])
             stay = [n for n in matching if n in focus.named or n in exemplified or n in agreed]
             if cfg.relevance is not None:
-                matching, chances = relist(cfg.relevance, features, matching, keep=stay, barred=barred)
+                matching, chances = relist(cfg.relevance, features, matching, keep=stay, barred=barred,
+                                           field=not is_question(question))
                 related = [n for n in related if n not in matching]
                 relisted = True
                 logger.debug("relisted by the relevance model: %s", {n: round(chances.get(n, 0.0), 2) for n in matching})
@@ -1056,6 +1057,9 @@ def _missing_phrase(items: Sequence[Item]) -> str:
 AIM_BONUS = 0.15  # a sentence stating the question's direction as the paper's own action
 
 
+_CONCLUDED = re.compile(r"\b(?:conclud|find|found|show|observ|report|demonstrat)\w*", re.I)
+
+
 def _items(
     question: str,
     numbers: Sequence[int],
@@ -1167,7 +1171,15 @@ def _items(
             chosen.append(second[1])
         if focus.kind == "single" and paper.source.number in focus.named and reading.asks in ("method", "reason"):
             used = sum(len(words(paper.sentences[i])) for i in chosen)
-            for _, i, _, _ in scored:
+            # "why do the authors conclude …" is answered by what the paper found ("Our experiments reveal
+            # overwhelming evidence of non-identifiability"): its best result sentence comes first ("why do
+            # they think …" by what they argue, which its own sentences already rank)
+            rest = list(scored)
+            found = next((x for x in rest if paper.roles[x[1]] == "result"), None)
+            if (reading.asks == "reason" and found is not None and _CONCLUDED.search(question)
+                    and not any(paper.roles[i] == "result" for i in chosen)):
+                rest = [found] + [x for x in rest if x is not found]
+            for _, i, _, _ in rest:
                 if len(chosen) >= cfg.named_sentences:
                     break
                 # its own sentences say how or why; a gap sentence often says why ("… due to their inability to …")
