@@ -33,6 +33,7 @@ SHOWN = 10  # an answer shows this many papers
 def record(sets: list[str], store: str | None, out: Path, progress: bool) -> None:
     from rag import RAG, Settings
     from rag.text.phrasing import restate
+    from rag.text.query import is_question
 
     overrides: dict[str, Any] = {"answer": {"relevance_model": "off", "cache_size": 0}}
     if store:
@@ -52,6 +53,7 @@ def record(sets: list[str], store: str | None, out: Path, progress: bool) -> Non
                 "features": {ids[n]: v.tolist() for n, v in verdict.features.items()},
                 "barred": [ids[n] for n in verdict.barred],
                 "stay": [ids[n] for n in verdict.stay],
+                "field": not is_question(asked),
             }) + "\n")
             if progress and (i % 25 == 0 or i == len(questions)):
                 print(f"\r{i}/{len(questions)} questions", end="", file=sys.stderr, flush=True)
@@ -82,7 +84,7 @@ def _listed(model: Any, row: dict[str, Any]) -> list[str]:
     if not row["features"] or not row["listed"]:
         return list(row["listed"])
     out, _ = relist(model, feats, base, keep=[numbers[p] for p in row.get("stay", []) if p in numbers],
-                    barred={numbers[p] for p in row.get("barred", []) if p in numbers})
+                    barred={numbers[p] for p in row.get("barred", []) if p in numbers}, field=row.get("field", True))
     return [ids[n] for n in out]
 
 

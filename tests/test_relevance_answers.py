@@ -938,6 +938,21 @@ def test_a_how_or_why_question_about_one_named_paper_quotes_more_of_its_how_and_
     assert len(b.items) == 1 and "inability to break symmetries" in b.text, b.text
     assert_every_cited_sentence_supported(a)
     assert_every_cited_sentence_supported(b)
+    # "why do the authors conclude …" is answered by what they found: the quote was the question they asked,
+    # an analogy and a method, without "Our experiments reveal overwhelming evidence of non-identifiability"
+    c = full_rag.ask("Why do the authors of 'Everything, Everywhere, All at Once: Is Mechanistic Interpretability "
+                     "Identifiable?' conclude that mechanistic explanations of a network are generally not unique?")
+    assert len(c.items) == 1 and "overwhelming evidence of non-identifiability" in c.text, c.text
+    assert_every_cited_sentence_supported(c)
+
+
+def test_a_field_typed_with_benchmarks_last_lists_benchmarks(full_rag) -> None:
+    # "hallucination benchmarks" listed methods (VTI, CHiP) beside the benchmarks: the kind was not read
+    a = full_rag.ask("hallucination benchmarks")
+    assert a.reading is not None and "must introduce a benchmark or dataset" in a.reading.note(), a.text
+    titles = _titles(a)
+    assert any("HALU" in t or "HalluEdit" in t or "AVHBench" in t for t in titles), a.text
+    assert not any(t.startswith("Reducing Hallucinations in Large Vision-Language Models via Latent Space") for t in titles)
 
 
 def test_papers_that_use_a_technique_in_what_they_do_are_listed(full_rag) -> None:

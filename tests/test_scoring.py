@@ -91,13 +91,15 @@ def test_relist_adds_nothing_to_an_empty_list_and_keeps_the_rules_likeliest_when
     assert relist(_model(), feats, [2, 1])[0] == [6, 1]  # (never more of them than the rules list)
 
 
-def test_a_field_the_rules_list_many_papers_of_keeps_the_rules_list_in_the_models_order() -> None:
+def test_a_field_the_rules_list_many_papers_of_keeps_the_rules_list_in_the_models_order_a_question_does_not() -> None:
     from rag.grounding.scoring import BROAD
 
     first = {n: float(-n) for n in range(1, BROAD + 1)}  # all unlikely, 1 the likeliest
     feats = _features({**first, 99: 5.0})
     listed = list(range(BROAD, 0, -1))
-    assert relist(_model(), feats, listed)[0] == list(range(1, BROAD + 1))  # nothing added, nothing cut
+    assert relist(_model(), feats, listed, field=True)[0] == list(range(1, BROAD + 1))  # nothing added, nothing cut
+    # a question the rules list as many papers for is relisted: the likely paper, then the least of theirs kept
+    assert relist(_model(), feats, listed)[0] == [99, 1, 2]
 
 
 def test_training_report_compares_rules_and_model_on_left_out_sets_and_can_fail(tmp_path: Path, capsys) -> None:
