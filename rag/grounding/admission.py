@@ -677,9 +677,10 @@ def admit(reading: Reading, sources: Sequence[Source], stats: TermStats) -> Admi
         for short, long in own.items():
             acr.setdefault(short, long)
     joined = join_terms(expand_units(reading.topic.units, acr), reading.topic.text, stats) if reading.topic else []
-    if len(joined) == 1 and joined[0].together and not reading.constraints:
-        # a topic that is only a term the papers define ("neural processes": "Neural Processes (NPs)") is met
-        # by the term or its acronym, not by its words apart ("neural dynamics … processes")
+    if len(joined) == 1 and joined[0].together and not reading.constraints and len(joined[0].alternatives[0]) == 2:
+        # a topic that is only a two-word term the papers define ("neural processes": "Neural Processes (NPs)") is
+        # met by the term or its acronym, not by its two words apart ("neural dynamics … processes"); four words
+        # in one sentence say more ("message passing … graph neural networks" of MPNNs)
         joined = [joined[0].model_copy(update={"together": False})]
     topic = _distinct(weigh(joined, stats))
     # (a constraint's units are weighed by their own words: one met by a common word of its family is
