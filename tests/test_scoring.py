@@ -10,7 +10,7 @@ import pytest
 
 from evals import train_relevance
 from rag.errors import ConfigError
-from rag.grounding.scoring import BUNDLED, FEATURES, RelevanceModel, fit, relist
+from rag.grounding.scoring import BUNDLED, FEATURES, RelevanceModel, fit, likeliest, relist
 
 
 def _rows(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -100,6 +100,12 @@ def test_a_field_the_rules_list_many_papers_of_keeps_the_rules_list_in_the_model
     assert relist(_model(), feats, listed, field=True)[0] == list(range(1, BROAD + 1))  # nothing added, nothing cut
     # a question the rules list as many papers for is relisted: the likely paper, then the least of theirs kept
     assert relist(_model(), feats, listed)[0] == [99, 1, 2]
+
+
+def test_a_question_read_loosely_lists_the_likely_candidates_most_likely_first() -> None:
+    feats = _features({1: -2.0, 2: 1.0, 3: 0.0, 4: 3.0})  # probabilities 0.12, 0.73, 0.5, 0.95
+    assert likeliest(_model(), feats, 0.5) == [4, 2, 3]
+    assert likeliest(_model(), feats, 0.99) == [] and likeliest(_model(), {}, 0.1) == []
 
 
 def test_training_report_compares_rules_and_model_on_left_out_sets_and_can_fail(tmp_path: Path, capsys) -> None:

@@ -40,7 +40,14 @@ from rag.grounding.admission import (
     set_aside,
     share,
 )
-from rag.grounding.scoring import EmbedFn, RelevanceModel, candidate_features, relist
+from rag.grounding.scoring import (
+    LOOSE_THRESHOLD,
+    EmbedFn,
+    RelevanceModel,
+    candidate_features,
+    likeliest,
+    relist,
+)
 from rag.store.vectors import unit_rows
 from rag.text.citations import split_sentences
 from rag.text.query import QueryIntent, answer_shape, asks_papers, is_question, seeks_one_paper, strip_frame
@@ -878,6 +885,16 @@ def assess(
                 logger.debug("relisted by the relevance model: %s", {n: round(chances.get(n, 0.0), 2) for n in matching})
     else:  # a description or an empty reading: the first candidates, as retrieved
         matching, related = kept[: max_items or len(kept)], []
+        if (cfg.relevance is not None and reading.facets and not focus.named and is_question(question)
+                and not seeks_one_paper(question)):
+            # a question read loosely: the papers the relevance model finds likely (a description looks
+            # for one paper, and a question about a named one is about it)
+            searched = without_aside(question)
+            admitted = {n for n in kept if adm.judgements[n].admitted}
+            features = candidate_features(searched, adm, kept, admitted, embed, list_question)
+            likely = likeliest(cfg.relevance, features, LOOSE_THRESHOLD)
+            if likely:
+                matching, relisted = likely[: max_items or len(likely)], True
     details = asked_details(question)
     if details:  # a paper is listed for a detail it actually mentions, not for its topic
         wanted = [{stem(w) for w in words(d.split(": ", 1)[1])} for d in details]
@@ -903,7 +920,11 @@ def assess(
     chosen = matching[:limit]
     items = _items(question, chosen, adm, embed, stats, reading, units, all_terms, focus, cfg)
     items.sort(key=lambda it: -it.score)
-    if not strict:
+    if not strict and relisted:  # (in the model's order, each paper it finds likely)
+        place = {n: i for i, n in enumerate(matching)}
+        items.sort(key=lambda it: place[it.number])
+        matching = [it.number for it in items]
+    elif not strict:
         best_score = items[0].score if items else 0.0
         # (a list's first candidates of the search stay: its best sentence may say it in other words)
         first = set(_search_first(order, cfg.search_top, aside)) if list_question else set()
