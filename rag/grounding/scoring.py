@@ -12,8 +12,7 @@ When the rules list some paper, the list becomes the candidates the model puts a
 most likely first. What stays whatever it says: the papers the question names, those the search ranks first
 for an example it gives, those the rules list of the search's first five, at least three of the rules' own,
 and the rules' whole list (in the model's order) for a field named, not asked about, that they list a page
-of papers for. What a paper
-must be is the rules' to say: one of another direction or kind than the question asks for (an attack, for
+of papers for. What a paper must be is the rules' to say: one of another direction or kind than the question asks for (an attack, for
 "which papers defend …"; a method, for "which benchmarks …") is never listed. When the rules list nothing,
 nothing is added: a false premise stays named, and the model never turns a refusal into a list. A question
 read loosely (no rule excludes a paper) lists the candidates the model finds likely (`LOOSE_THRESHOLD`).
@@ -161,9 +160,9 @@ def fit(rows: np.ndarray, labels: np.ndarray, threshold: float, ridge: float = 1
 # the rules list a page of papers or more for: every paper of it answers, and the writers' lists the model learned
 # from are rarely that wide (a median of 5 papers). Its list stays the rules', in the model's order. (At 20,
 # topics_dev lost gold papers of 4 such fields.) A question the rules list as many papers for is relisted like any
-# other: they admitted too much (on the 41 writers' sets left out, papers on the writers' lists 0.663 of what is
-# listed and 0.471 of theirs found, against 0.646 and 0.481 when such questions kept the rules' list too: of the
-# 135 papers that leaves out, 40 were on a list).
+# other: they admitted too much (on the 41 writers' sets, each answered by a model trained on the others, papers on
+# the writers' lists 0.659 of what is listed and 0.472 of theirs found, against 0.647 and 0.481 when such
+# questions kept the rules' list too: of the 110 papers that leaves out, 37 were on a list).
 BROAD = 10
 # A list is never cut below this many of the papers the rules list (or all of them, when fewer).
 LEAST = 3
@@ -177,13 +176,17 @@ LEAST = 3
 LOOSE_THRESHOLD = 0.35
 
 
+def chances(model: RelevanceModel, features: dict[int, np.ndarray]) -> dict[int, float]:
+    """Each candidate's probability of being on a reader's list, most likely first."""
+    if not features:
+        return {}
+    probs = model.probabilities(np.vstack(list(features.values())))
+    return dict(sorted(zip(features, map(float, probs)), key=lambda x: -x[1]))
+
+
 def likeliest(model: RelevanceModel, features: dict[int, np.ndarray], threshold: float) -> list[int]:
     """The candidates whose probability reaches `threshold`, most likely first."""
-    numbers = list(features)
-    if not numbers:
-        return []
-    probs = model.probabilities(np.vstack([features[n] for n in numbers]))
-    return [n for p, n in sorted(zip(probs.tolist(), numbers), key=lambda x: -x[0]) if p >= threshold]
+    return [n for n, p in chances(model, features).items() if p >= threshold]
 
 
 def relist(model: RelevanceModel, features: dict[int, np.ndarray], listed: Sequence[int],
@@ -194,17 +197,14 @@ def relist(model: RelevanceModel, features: dict[int, np.ndarray], listed: Seque
     `LEAST` of the rules' own; for a `field` (named, not asked about) the rules list `BROAD` papers of, the
     rules' list in the model's order. `barred`: never added (of another kind than the question asks for: an
     attack, for "which papers defend …"). With each candidate's probability."""
-    numbers = list(features)
-    if not numbers or not listed:
+    if not features or not listed:
         return list(listed), {}
-    probs = model.probabilities(np.vstack([features[n] for n in numbers]))
-    p = {n: float(v) for n, v in zip(numbers, probs)}
-    likeliest = sorted(numbers, key=lambda n: -p[n])
-    ranked = [n for n in likeliest if n in set(listed)] + [n for n in listed if n not in p]
+    p = chances(model, features)  # (most likely first)
+    ranked = [n for n in p if n in set(listed)] + [n for n in listed if n not in p]
     first = [n for n in listed if n in keep]
     if field and len(listed) >= BROAD:
         return first + [n for n in ranked if n not in first], p
-    out = first + [n for n in likeliest if p[n] >= model.threshold and n not in first and n not in barred]
+    out = first + [n for n in p if p[n] >= model.threshold and n not in first and n not in barred]
     short = min(len(listed), LEAST) - len(out)
     if short > 0:
         out += [n for n in ranked if n not in out][:short]
