@@ -105,11 +105,12 @@ PENDING = r"/^(Searching the papers…|Writing the answer…|Waiting in line: [\
 
 def turn_done(turn: int) -> str:
     """A page function true once turn `turn` is over: the sources panel says done and the bot message
-    shows the answer, not a status line (the browser may render the panel a frame before the chat)."""
+    shows the answer, not a status line (the browser may render the panel a frame before the chat). The
+    panel must be this turn's: the previous turn's panel also says done."""
     return (
         f"(() => {{ const b = document.querySelectorAll('#rag-chat [data-testid=bot]'); "
         f"return b.length >= {turn} && !{PENDING}.test(b[{turn - 1}].innerText.trim()) && "
-        "document.querySelector('#rag-sources .rag-sources[data-state=done]') !== null; })()"
+        f"document.querySelector('#rag-sources .rag-sources[data-state=done][data-turn=\"{turn}\"]') !== null; }})()"
     )
 
 
@@ -124,6 +125,23 @@ def _ask(page, question: str, turn: int) -> list[str]:
     page.click("#rag-send")
     page.wait_for_function(turn_done(turn), timeout=TIMEOUT_MS)
     return page.evaluate("window.__frames")
+
+
+def _wait_for_user_message(page, turn: int, text: str) -> None:
+    """The chat's `turn`-th user message reads `text`. Waited for, not read once: under load (CI) the chat
+    was read while Gradio was still drawing the new list (the turn's status already done), and its second
+    user message was momentarily the first question."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    check = (
+        "([n, t]) => { const u = document.querySelectorAll('#rag-chat [data-testid=user]'); "
+        "return u.length >= n && u[n - 1].innerText.trim() === t; }"
+    )
+    try:
+        page.wait_for_function(check, arg=[turn, text], timeout=60_000)
+    except PlaywrightTimeout:
+        shown = [u.inner_text() for u in page.locator("#rag-chat [data-testid=user]").all()]
+        raise AssertionError(f"user message {turn} is not {text!r}; the chat's user messages: {shown}") from None
 
 
 def test_chat_streams_cites_opens_a_source_and_follows_up(server, browser, tmp_path: Path) -> None:
@@ -410,6 +428,8 @@ def test_every_listed_paper_is_in_a_table_that_sorts_and_filters(server, browser
 def test_ticked_papers_are_compared_in_a_table_that_downloads_as_csv(server, browser, tmp_path: Path) -> None:
     import csv
 
+    from playwright.sync_api import expect
+
     outside: list[str] = []
     page = _open(browser, server.url, outside)
     _ask(page, LIST_Q, turn=1)
@@ -421,9 +441,10 @@ def test_ticked_papers_are_compared_in_a_table_that_downloads_as_csv(server, bro
     page.evaluate(RECORD, 2)
     page.click("#rag-compare")
     page.wait_for_function(turn_done(2), timeout=TIMEOUT_MS)
-    assert page.locator("#rag-chat [data-testid=user]").nth(1).inner_text() == "Compare 1 and 2"
+    _wait_for_user_message(page, 2, "Compare 1 and 2")
     bot = page.locator("#rag-chat [data-testid=bot]").nth(1)
-    assert bot.inner_text().startswith("Side by side") and bot.locator("table").count() == 1
+    expect(bot).to_have_text(re.compile(r"^\s*Side by side"), timeout=60_000)
+    assert bot.locator("table").count() == 1
     button = page.locator("#rag-compare-csv")
     button.wait_for(state="visible", timeout=30_000)
     with page.expect_download(timeout=30_000) as got:
