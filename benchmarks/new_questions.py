@@ -5,7 +5,9 @@ one JSON per line with qid, kind, question, relevant and partly ids), asks each 
 store in the settings (RAG_STORE__PATH), and prints per question the reading, whether it was refused,
 and each listed paper marked Y (on the writer's relevant list), p (partly) or . (neither), then the
 search's first papers shown beside the list (~Y, ~p, ~.); then the totals: papers listed, of them
-relevant and partly, relevant papers not counted, questions refused, and the search's first shown.
+relevant and partly, relevant papers not counted, questions refused, the search's first shown, and the
+false premises (questions of kind false_premise with no relevant paper) whose answer names the premise as
+unsupported (as `rag eval --relevance` counts it).
 No judgement by reading: the writers' lists are a key for what a list holds and misses.
 
     RAG_STORE__PATH=<store of the 2,115 papers> python benchmarks/new_questions.py evals/data/relevance_new16_questions.jsonl
@@ -21,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from evals.relevance import listed_of  # noqa: E402
 from rag import RAG, Settings  # noqa: E402
 
 
@@ -39,14 +42,19 @@ def questions_and_product(doc: str, argv: list[str] | None) -> tuple[RAG, list[d
 def main(argv: list[str] | None = None) -> int:
     rag, rows = questions_and_product(__doc__, argv)
     totals = {"questions": 0, "listed": 0, "relevant": 0, "partly": 0, "not counted": 0, "refused": 0,
-              "search's first": 0, "of them relevant": 0}
+              "search's first": 0, "of them relevant": 0, "false premises": 0, "named": 0}
     for row in rows:
         relevant, partly = set(row["relevant"]), set(row["partly"])
         answer = rag.ask(row["question"])
         totals["questions"] += 1
         totals["refused"] += answer.refused
+        if row["kind"] == "false_premise" and not relevant:
+            totals["false premises"] += 1
+            totals["named"] += listed_of(answer).premise_named
         print(f"{row['qid']} [{row['kind']}] {row['question']}")
         print(f"    read: {answer.reading.note() if answer.reading else '-'}{' | refused' if answer.refused else ''}")
+        if answer.refused:
+            print(f"    says: {answer.text.splitlines()[0]}")
         for item in answer.items:
             mark = "Y" if item.paper_id in relevant else "p" if item.paper_id in partly else "."
             totals["listed"] += 1

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rag.grounding.verify import PREMISE_NAMED
 from rag.text.citations import split_sentences
 
 from .datasets import BUILTIN_DIR
@@ -109,7 +110,7 @@ def listed_of(answer: Any) -> Listed:
     """The listed papers of a product Answer (related papers are not listed as answers)."""
     items = [(it.paper_id, list(it.sentences)) for it in answer.items]
     counted = list(answer.matching_ids) or [pid for pid, _ in items]
-    premise = answer.refused and "No ICLR 2025 abstract here states" in answer.text
+    premise = answer.refused and any(said in answer.text for said in PREMISE_NAMED)
     return Listed(items, counted, answer.refused, premise, [it.paper_id for it in answer.closest])
 
 

@@ -119,3 +119,18 @@ def test_claims_of_a_list_answer_carry_the_item_marker() -> None:
         ("Second one is here too.", [1]),
         ("Third claim made.", [2, 3]),
     ]
+
+
+def test_a_refusal_names_the_paper_described_then_why() -> None:
+    from rag.grounding.evidence import Assessment, Focus
+    from rag.grounding.verify import PREMISE_NAMED, REFUSAL, refusal_text
+
+    verdict = Assessment(False, "no retrieved paper mentions Stockfish", Focus(kind="single"),
+                         premise="a chess model that beat Stockfish", described=True,
+                         explain="None of the papers closest to the question mentions “Stockfish”.")
+    assert refusal_text(verdict) == (
+        f"{REFUSAL} {PREMISE_NAMED[1]} “a chess model that beat Stockfish”. "
+        "None of the papers closest to the question mentions “Stockfish”.")
+    verdict.explain = ""
+    verdict.premise, verdict.described = "that grokking needs weight decay", False
+    assert refusal_text(verdict) == f"{REFUSAL} {PREMISE_NAMED[0]} “that grokking needs weight decay”."

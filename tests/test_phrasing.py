@@ -240,6 +240,13 @@ def test_a_request_about_the_paper_a_sentence_before_describes_keeps_that_senten
     assert restate(asked) == asked
     assert restate("I work on optimizers. Why does Adam beat SGD on transformers?") == \
         "Why does Adam beat SGD on transformers?"
+    # ... and a question of "them" after a sentence on one paper (it was "What patch size gives them that 10x
+    # saving?" alone: the paper and its claim were gone)
+    asked = ("The ICLR 2025 patch-level training paper says LLM pretraining cost can be cut tenfold. "
+             "What patch size gives them that 10x saving?")
+    assert restate(asked) == asked
+    assert restate("I work on LLM agents. Which papers make them safer?") != \
+        "I work on LLM agents. Which papers make them safer?"
 
 
 def test_anything_along_those_lines_asks_of_what_the_sentences_before_it_name() -> None:
@@ -519,3 +526,14 @@ def test_a_quoted_title_with_apostrophes_and_an_exclamation_is_one_sentence() ->
          "of experts let deep RL agents keep improving as the networks get bigger?")
     assert restate(q) == q
     assert read(q).asks == "reason"  # the title holds a comma: the question starts after its closing quote
+
+
+def test_a_clause_of_the_askers_own_before_a_request_does_not_hide_it() -> None:
+    # "Before I trust that, I'd like ICLR 2025 work that …" was no request: the whole text was read, from
+    # "m a computational social scientist", and refused
+    asked = ("I'm a computational social scientist. Colleagues want to replace participants with LLM personas. "
+             "Before I trust that, I'd like ICLR 2025 work that tests how faithfully LLMs reproduce real people's "
+             "choices. What is there?")
+    assert restate(asked) == "Which papers tests how faithfully LLMs reproduce real people's choices?"
+    assert restate("Since we deploy on phones, I'd like papers that quantize LLMs to 4 bits.") == (
+        "Which papers quantize LLMs to 4 bits?")

@@ -536,3 +536,31 @@ def test_a_paper_looked_for_by_what_it_did_is_told_from_other_single_answers() -
     assert not seeks_one_paper("What ICLR 2025 work is about reusing KV cache across requests?")
     assert not seeks_one_paper("How do agents coordinate when they can only exchange a little information?")
     assert not seeks_one_paper("Which papers study model merging?")
+
+
+def test_the_paper_a_question_describes_is_read_as_what_it_did() -> None:
+    from rag.text.query import described_paper
+
+    # a remembered paper: its first sentence, "ICLR 2025" left out ("i.e." ends no sentence)
+    assert described_paper("I remember an ICLR 2025 paper where a pure energy-based model beat diffusion models on "
+                           "ImageNet 256x256 FID. What sampler did it use?") == (
+        "a paper where a pure energy-based model beat diffusion models on ImageNet 256x256 FID")
+    # ... and as the question is restated ("a paper where" → "Which paper …?")
+    assert described_paper("Which paper a pure energy-based model beat diffusion models on ImageNet?") == (
+        "a paper where a pure energy-based model beat diffusion models on ImageNet")
+    assert described_paper("I recall an ICLR 2025 study showing that X holds, i.e. Y holds. Which paper was that?") == (
+        "a study showing that X holds, i.e. Y holds")
+    assert described_paper("I remember a text-to-music paper at ICLR 2025 that generates full-length songs with "
+                           "sung vocals. Which one was that?") == (
+        "a text-to-music paper that generates full-length songs with sung vocals")
+    # "which paper did it": what it did, without a second question; a thing done to ("a model trained") stays
+    assert described_paper("Which ICLR 2025 paper used LLMs to predict the accept/reject decisions of conference "
+                           "submissions from their peer reviews, and how accurate was it?") == (
+        "a paper that used LLMs to predict the accept/reject decisions of conference submissions from their peer reviews")
+    assert described_paper("I remember an ICLR 2025 chess model trained only on human games that beat Stockfish. "
+                           "Which paper was that?") == "a chess model trained only on human games that beat Stockfish"
+    # lists, a named paper, "what work" and how-questions describe no one paper
+    for question in ("Which papers study model merging?", "What ICLR 2025 work targets autonomous driving?",
+                     "What does the Lawma paper find about small fine-tuned models?",
+                     "How do agents coordinate when they can only exchange a little information?"):
+        assert described_paper(question) is None, question

@@ -114,12 +114,53 @@ def test_a_list_answer_says_how_many_papers_meet_it_and_can_show_all(full_rag) -
         # a comparison the closest paper states the other way round ("Experts improve memorization more than
         # reasoning")
         "Why do more experts in MoE models help reasoning more than memorization?",
+        # what a paper concluded (MuPT found ABC notation better suited, and was listed as the answer)
+        "Which ICLR 2025 paper on LLM-style pretraining for symbolic music concluded that MIDI token sequences work "
+        "much better than ABC notation for language models?",
+        # what "the … paper says", asked of in the next sentence (it was that sentence alone, answered by three
+        # unrelated papers; then, with "ICLR" and "cost" in it, refused as a question about the venue)
+        "The ICLR 2025 patch-level training paper says LLM pretraining cost can be cut tenfold with no loss in "
+        "quality. What patch size gives them that 10x saving?",
     ],
 )
 def test_a_false_premise_is_named_before_any_closest_paper(full_rag, question) -> None:
     a = full_rag.ask(question)
     assert a.refused and not a.items, a.text
     assert "No ICLR 2025 abstract here states" in a.text.split("\n")[0], a.text
+
+
+@pytest.mark.parametrize(
+    ("question", "described", "why"),
+    [
+        # refused because no close abstract mentions "256x256" (or "CFR"): that was all the refusal said
+        ("I remember an ICLR 2025 paper where a pure energy-based model beat diffusion models on ImageNet 256x256 "
+         "FID. What sampler did it use?",
+         "a paper where a pure energy-based model beat diffusion models on ImageNet 256x256 FID", "256x256"),
+        ("Which ICLR 2025 paper reported discovering a new particle in LHC collision data with a transformer-based "
+         "anomaly detector?",
+         "a paper that reported discovering a new particle in LHC collision data with a transformer-based anomaly "
+         "detector", "LHC"),
+        # listed Allie ("Human-Aligned Chess With a Bit of Search"): no abstract here mentions Stockfish, a proper
+        # name of what the described paper did
+        ("I remember an ICLR 2025 chess model trained only on human games that beat Stockfish while still playing "
+         "like a human. Which paper was that?",
+         "a chess model trained only on human games that beat Stockfish while still playing like a human", "Stockfish"),
+        # ... and "Dafny", in no abstract (the refusal said nothing more than "I could not find …")
+        ("Which ICLR 2025 paper got LLMs to write formally verified programs in Dafny or Verus, with the verifier "
+         "accepting over 90% of the generated solutions?",
+         "a paper that got LLMs to write formally verified programs in Dafny or Verus, with the verifier accepting "
+         "over 90% of the generated solutions", "Dafny"),
+    ],
+)
+def test_a_refused_question_about_one_paper_names_the_paper_no_abstract_describes(
+        full_rag, question: str, described: str, why: str) -> None:
+    from evals.relevance import listed_of
+
+    a = full_rag.ask(question)
+    first = a.text.split("\n")[0]
+    assert a.refused and f"No ICLR 2025 abstract here describes “{described}”." in first, a.text
+    assert f"mentions “{why}”" in first, a.text
+    assert listed_of(a).premise_named  # as the eval counts a false premise named
 
 
 def test_a_claim_no_abstract_states_shows_the_papers_closest_to_it_after_it(full_rag) -> None:
@@ -151,6 +192,13 @@ def test_a_claim_is_what_is_shown_that_or_a_comparison_shown_of_something() -> N
     # what a work reported or revealed that (past tense) is a claim too: it was read as a finding to list
     assert asserted_claim("Which ICLR 2025 work reported that a classifier found the first evidence of dark "
                           "matter?") == "a classifier found the first evidence of dark matter"
+    # what a paper concluded, or what "the … paper says", ends where its sentence ends
+    assert asserted_claim("Which ICLR 2025 paper concluded that MIDI works better than ABC notation?") == (
+        "MIDI works better than ABC notation")
+    # ("why do the authors conclude that …" asks why of what the named paper concludes, in its own words)
+    assert asserted_claim("In 'Title', why do the authors conclude that sensing matters little?") is None
+    assert asserted_claim("The patch-level training paper says pretraining cost can be cut tenfold. What patch size "
+                          "gives them that saving?") == "pretraining cost can be cut tenfold"
     # a second question after the claim is no part of it (the named paper was shown as "none of them states it")
     assert asserted_claim("In 'On the Benefits of Memory for Modeling Time-Dependent PDEs', why do the authors argue "
                           "that Markovian solvers can be fundamentally limited, and in which regimes does memory help "

@@ -82,12 +82,21 @@ def count_line(verdict: Assessment, shown: int) -> str:
     return f"{n} paper{'s' if n != 1 else ''} here meet{'s' if n == 1 else ''} this{what}:"
 
 
+# how a refusal names what the question takes for granted: a claim, or the one paper it describes
+PREMISE_NAMED = ("No ICLR 2025 abstract here states", "No ICLR 2025 abstract here describes")
+
+
 def refusal_text(verdict: Assessment) -> str:
     """The refusal sentence, then why in plain words when it says more than the refusal (the premise
     no abstract states, a detail abstracts do not give), then the heading of the closest papers."""
     why = f" {_unsupported(verdict.premise, verdict.whole)}" if verdict.premise else (
         f" {verdict.explain}" if verdict.explain else ""
     )
+    if verdict.described:
+        # the paper the question describes, then why no abstract is it (a name none mentions, what the
+        # paper it names is about)
+        why = f" {_unsupported(verdict.premise, described=True)}" + (f" {verdict.explain}" if verdict.explain else "")
+        return f"{REFUSAL}{why}{' What the paper is about:' if verdict.related else ''}"
     if verdict.related and verdict.premise and not any(it.missing for it in verdict.related):
         tail = " The closest papers (none of them states it):"
     elif verdict.related and verdict.premise:
@@ -102,14 +111,16 @@ def refusal_text(verdict: Assessment) -> str:
     return f"{REFUSAL}{why}{tail}"
 
 
-def _unsupported(premise: str, whole: bool = False) -> str:
-    """What no abstract states: a claim ("that …", a topic) is stated, a question ("Why do …") answered.
-    A list question's request (`whole`) is what no abstract states all of: its closest papers state
-    parts of it, and say which part they lack."""
+def _unsupported(premise: str, whole: bool = False, described: bool = False) -> str:
+    """What no abstract states: a claim ("that …", a topic) is stated, a question ("Why do …") answered,
+    a paper ("a paper where …") described. A list question's request (`whole`) is what no abstract
+    states all of: its closest papers state parts of it, and say which part they lack."""
     premise = re.sub(r"\s+([,.;:?!])", r"\1", " ".join(premise.split()))  # (where an aside was left out)
+    if described:
+        return f"{PREMISE_NAMED[1]} “{premise}”."
     if re.match(r"(?i)(?:why|how|what|which|when|where|who|do|does|did|is|are|can)\b", premise):
         return f"No ICLR 2025 abstract here answers “{premise.rstrip('?. ')}?”"
-    return f"No ICLR 2025 abstract here states {'all of ' if whole else ''}“{premise}”."
+    return f"{PREMISE_NAMED[0]} {'all of ' if whole else ''}“{premise}”."
 
 
 _KIND_RANK = {"evidence": 0, "attributed": 1, "generated": 2}

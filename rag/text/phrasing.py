@@ -336,6 +336,8 @@ _WANTS_TO = _rx(r"^\s*(?:i'?m|i\s+am|we'?re|we\s+are|i|we)\b.*?\b(?:would\s+like
                r"(?P<v>[^.!?]+?)[.!]?\s*$")
 # "Papers built on X.", "Work that does Y." opening a request
 _PAPERS_HEADING = _rx(r"^\s*(?:papers|works?|research|studies)\s+(?:that|which|where|whose|on|about|built|using|based|with)\b")
+# a clause of the asker's own before the sentence's main clause ("Before I trust that, …", "If we adopt it, …")
+_OWN_LEAD = _rx(r"^\s*(?:before|if|since|because|as|until|while|so\s+that)\s+(?:i|we)\b[^,.;]{0,80},\s*(?P<rest>\S.*)$")
 _FOR_PAPERS = _rx(r"\b(?:papers|works?|studies|research)\s+(?:that|which|on|about|where|whose|built\s+on|using|based\s+on)\b")
 
 
@@ -385,6 +387,10 @@ _SIDE_OF = _rx(r"^\s*(?:which|what|any)\s+(?:papers|works|ones|studies)\s+(?:wor
 
 # A request about the paper a sentence before it describes ("the authors", "this paper")
 _REFERS_BACK = _rx(r"\b(?:the|these|those|its|their)\s+authors\b|\b(?:this|that|the\s+same)\s+(?:paper|work|study|analysis|article)\b")
+# ... and a sentence that opens on one paper ("The ICLR 2025 patch-level training paper says …"), then a question
+# of it ("What patch size gives them that 10x saving?")
+_ONE_PAPER_SAYS = _rx(r"^\s*(?:in\s+)?the\s+(?:[\w-]+\s+){0,6}?(?:paper|study|analysis|article)\b")
+_OF_IT = _rx(r"\b(?:they|them|their|it|its)\b")
 
 
 def _does_this(sentences: list[str]) -> str:
@@ -521,7 +527,9 @@ def restate(question: str) -> str:
         rest = reverse.group("rest").rstrip(" ?.!")
         text = f"{rest[0].upper()}{rest[1:]}, not {reverse.group('x')}?"
     unchanged = question if text == original else text  # what is returned when nothing more is restated
-    sentences = _sentences(text)
+    # "Before I trust that, I'd like work that …": the asker's own clause before a request opens nothing
+    sentences = [m.group("rest") if m and _OPENERS.match(m.group("rest")) else s
+                 for s in _sentences(text) for m in [_OWN_LEAD.match(s)]]
     if not sentences:
         return question
     saying = [s for s in sentences if _says_something(s)]
@@ -560,7 +568,8 @@ def restate(question: str) -> str:
         before = sentences[sentences.index(request) - 1]
         if _recalls(before):
             return _opened(before).rstrip(" .!?") + "?"
-    if request is not sentences[0] and _REFERS_BACK.search(request):
+    if request is not sentences[0] and (_REFERS_BACK.search(request) or (
+            _OF_IT.search(request) and _ONE_PAPER_SAYS.match(sentences[sentences.index(request) - 1]))):
         # "In the analysis of the AlgoPerf competition, AdamW won. Why do the authors think it won?" asks of
         # the paper the sentence before it describes, and what that sentence claims is the premise
         return question

@@ -310,8 +310,9 @@ class Catalog:
         for k, w in enumerate(low):  # "the min-p sampling paper": words in exactly one title
             if w != "the":
                 continue
-            end = next((e for e in range(k + 2, min(k + 7, len(low))) if low[e] in _PAPER_WORDS), None)
-            phrase = tuple(low[k + 1 : end]) if end else ()
+            at = k + 3 if low[k + 1 : k + 3] == ["iclr", "2025"] else k + 1  # "the ICLR 2025 patch-level training paper"
+            end = next((e for e in range(at + 1, min(at + 6, len(low))) if low[e] in _PAPER_WORDS), None)
+            phrase = tuple(low[at:end]) if end else ()
             if not phrase or all(x in STOPWORDS or x in _PAPER_WORDS for x in phrase):
                 continue
             hits = [pid for pid, words in self._title_words.items() if _contains(words, phrase)]
@@ -415,6 +416,57 @@ _SEEKS_ONE = re.compile(
 def seeks_one_paper(question: str) -> bool:
     """The question looks for one paper by what it did or found, without naming it."""
     return answer_shape(question) == "single" and bool(_SEEKS_ONE.search(question))
+
+
+# The description of the one paper such a question looks for: "I remember an ICLR 2025 paper where <it>. Which
+# paper was that?" (its first sentence), "Which ICLR 2025 paper <did it>, and how …?" (up to a second question)
+_REMEMBERED = re.compile(
+    r"^\s*(?:i|we)\s+(?:remember|recall|once\s+read|read|heard|saw)(?:\s+(?:reading|seeing|hearing))?"
+    r"(?:\s+(?:about|of|that))?\s+(?:an?|the|one|some)\s+"
+    # (its first sentence: a period of "i.e.", "e.g." or "0.9" ends none)
+    r"(?P<what>(?:[^.?!]|\b(?:i\.e|e\.g|vs|cf|al)\.|\d\.\d)*?)\s*(?:[.?!]\s|[.?!]?$)",
+    re.I,
+)
+_WHICH_ONE = re.compile(
+    r"^\W*(?:which\s+(?P<what>(?:iclr\s*2025\s+)?(?:(?!(?:do|does|did|is|are|was|were|the)\b)[\w-]+\s+){0,3}?"
+    r"(?:paper|study|article|work)\b(?!s)[^?]*?)|what\s+(?P<what2>(?:iclr\s*2025\s+)?"
+    # ("What work targets …" asks for a list, "What does the Lawma paper find …" about a named one)
+    r"(?:(?!(?:do|does|did|is|are|was|were|the)\b)[\w-]+\s+){0,3}?(?:paper|study|article)\b(?!s)"
+    r"[^?]*?))\s*[?.!]*$",
+    re.I,
+)
+# words a description may go on with after "a paper": a preposition or a relative word ("a paper on …",
+# "a paper where …"); else it goes on with what the paper did ("a paper that reported …")
+_GOES_ON = frozenset("on in for about from with at by of to where whose that which showing reporting proving "
+                     "using who when".split())
+_CLAUSE_START = frozenset("a an the its their this these those some one no every each all".split())
+# a second question after a claim or a description ("…, and how accurate was it?"): not part of either
+AND_THEN_ASKS = re.compile(
+    r",?\s+and\s+(?:(?:in|under|for|at|on|by|with)\s+)?(?:which|what|how|when|where|why|whether)\b.*$", re.I | re.S)
+
+
+def described_paper(question: str) -> str | None:
+    """What a question that looks for one paper by what it did says of it, as "a paper where …", "a weather
+    paper that …" (without "ICLR 2025"): what no abstract describes when none answers it."""
+    m = _REMEMBERED.search(question) or _WHICH_ONE.search(question.strip())
+    what = m and (m.group("what") or m.groupdict().get("what2"))
+    if not what or re.match(r"(?:[\w-]+\s+){0,3}?(?:papers|studies|works)\b", what, re.I):
+        return None
+    what = re.sub(r"\s*\b(?:at\s+)?iclr\s*2025\b\s*", " ", what, flags=re.I).strip()
+    what = AND_THEN_ASKS.sub("", what).strip(" ,;:")
+    head = re.match(r"((?:[\w-]+\s+){0,3}?(?:paper|study|article|work|result|benchmark|model|analysis|"
+                    r"reanalysis|method|system|dataset))\s+(\S+)", what, re.I)
+    # ("a paper that reported …", "a study finding …", "a chess model trained on …": done to it)
+    went_on = head and (head.group(2).lower() in _GOES_ON or head.group(2).lower().endswith("ing") or (
+        head.group(2).lower().endswith("ed") and not re.search(r"(?:paper|study|article|work)$", head.group(1), re.I)))
+    if head and not went_on:
+        # ("Which paper a pure energy-based model beat …": a clause, as the question is restated from "a paper
+        # where …")
+        joint = "where" if head.group(2).lower() in _CLAUSE_START else "that"
+        what = f"{head.group(1)} {joint} {what[head.end(1):].strip()}"
+    if len(what.split()) < 4:
+        return None
+    return ("an " if what[:1].lower() in "aeiou" else "a ") + what
 
 
 def answer_shape(question: str, list_question: bool = False) -> Literal["list", "single"]:
