@@ -134,3 +134,18 @@ def test_a_question_is_embedded_without_importing_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.split() == ["384", "False"], out.stderr[-2000:]
+
+
+def test_a_text_gets_the_same_vector_whatever_is_embedded_with_it() -> None:
+    """Outside bulk work each text is embedded alone: padded to a longer text's length in a batch, its
+    vector differed in the last digits, and an answer depended on which phrases earlier answers had cached."""
+    ours = build_embedder(EmbeddingSettings())
+    short = ["grow networks during training", "multi-hop RAG"]
+    longer = ("Instead of pruning networks down, which papers grow them: start small and add neurons, layers or "
+              "parameters during training, or upcycle a dense checkpoint into a larger sparse mixture-of-experts?")
+    alone = [ours.get_text_embedding_batch([t])[0] for t in short]
+    together = ours.get_text_embedding_batch([short[0], longer, short[1]])
+    assert together[0] == alone[0] and together[2] == alone[1]
+    # ... which a batch through the encoder itself does not give (the known-bad way)
+    padded = ours._fast.encode([short[0], longer], True)[0]
+    assert not np.array_equal(padded, np.asarray(alone[0], dtype=padded.dtype))
