@@ -91,3 +91,19 @@ def test_the_searchs_first_papers_beside_a_list_are_scored_apart_from_it() -> No
     r = score([q], {q.qid: Listed([], [], False, False, closest=[yes, no, "not-judged"])})
     assert (r["closest_judged"], r["closest_yes"], r["closest_no"]) == (2, 0.5, 0.5)
     assert r["items_judged"] == 0
+
+
+def test_a_false_premise_counts_as_named_only_when_a_refusal_says_what_no_abstract_states() -> None:
+    from types import SimpleNamespace
+
+    from rag.grounding.verify import PREMISE_NAMED
+
+    def answer(text: str, refused: bool) -> SimpleNamespace:
+        return SimpleNamespace(items=[], matching_ids=[], refused=refused, text=text, closest=[])
+
+    named = f"I could not find ICLR 2025 papers that answer this question. {PREMISE_NAMED[1]} “a paper where X”."
+    assert listed_of(answer(named, refused=True)).premise_named
+    assert listed_of(answer(f"{PREMISE_NAMED[0]} “that X”.", refused=True)).premise_named
+    # known-bad: a bare refusal (how 12 of the writers' false premises were answered), and papers listed
+    assert not listed_of(answer("I could not find ICLR 2025 papers that answer this question.", True)).premise_named
+    assert not listed_of(answer(f"3 papers here meet this: … {PREMISE_NAMED[0]} …", refused=False)).premise_named

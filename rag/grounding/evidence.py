@@ -16,11 +16,12 @@ Answerability uses every signal there is, before any LLM call (`assess`):
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Concatenate, Literal, ParamSpec
 
 import numpy as np
 
@@ -85,6 +86,7 @@ from rag.text.terms import (
 from rag.types import Source
 
 logger = logging.getLogger(__name__)
+P = ParamSpec("P")
 
 
 # Words of a question that ask *how* it is asked rather than what about.
@@ -625,19 +627,26 @@ def _refuse(reason: str, focus: Focus, coverage: float = 0.0, **scores: float) -
     return Assessment(False, reason, focus, coverage=coverage, scores=dict(scores))
 
 
-def assess(question: str, *args: Any, **kwargs: Any) -> Assessment:
-    """Evidence per paper and the answerability decision, without any LLM (`_assess`). A refusal of a
-    question that looks for one paper by what it did ("I remember an ICLR 2025 paper where …") names that
-    paper as what no abstract describes, when it names nothing else."""
-    out = _assess(question, *args, **kwargs)
-    if not out.answerable and not out.premise:
-        described = described_paper(question)
-        if described:
-            out.premise, out.described = described, True
-    return out
+def _names_the_described_paper(
+    assess: Callable[Concatenate[str, P], Assessment],
+) -> Callable[Concatenate[str, P], Assessment]:
+    """A refusal of a question that looks for one paper by what it did ("I remember an ICLR 2025 paper where
+    …") names that paper as what no abstract describes, when it names nothing else."""
+
+    @functools.wraps(assess)
+    def named(question: str, /, *args: P.args, **kwargs: P.kwargs) -> Assessment:
+        out = assess(question, *args, **kwargs)
+        if not out.answerable and not out.premise:
+            described = described_paper(question)
+            if described:
+                out.premise, out.described = described, True
+        return out
+
+    return named
 
 
-def _assess(
+@_names_the_described_paper
+def assess(
     question: str,
     sources: Sequence[Source],
     embed: EmbedFn,
@@ -686,14 +695,15 @@ def _assess(
     optional = re.sub(r"\(\s*(?:or|and/or|maybe|possibly|perhaps|optionally)\b[^()]*\)", " ", question, flags=re.I)
     # ... nor one in a list of kinds after a colon ("built on an explicit kernel: RKHS classes, …, MMD tests")
     optional = colon_list(optional) if is_question(optional) else optional
-    asked = set(names(clean(without_listed_examples(optional), asides=True), stats))
+    asked_text = clean(without_listed_examples(optional), asides=True)
+    asked = set(names(asked_text, stats))
     # ... nor is one it asks for the style of ("MaskGIT-style masked generative transformers": like it)
     asked -= set(re.findall(r"([\w-]+?)-(?:style|like|esque|type|inspired)\b", question))
     unknown = [n for n in focus.names if n in asked and not set(words(n)) <= found] if is_question(question) else []
     if is_question(question) and described_paper(question):
         # ... and a proper name no abstract here uses at all, for the one paper a question describes by it
         # ("a chess model … that beat Stockfish", "programs in Dafny or Verus"): that paper is not here
-        unknown += [e for e in entities(clean(without_listed_examples(optional), asides=True))
+        unknown += [e for e in entities(asked_text)
                     if re.fullmatch(r"[A-Z][a-z]{2,}", e) and not stats.df.get(stem(e.lower()), 0) and e not in unknown]
     if unknown:
         out = Assessment(False, f"no retrieved paper mentions {unknown[0]}", focus)

@@ -445,6 +445,7 @@ AND_THEN_ASKS = re.compile(
     r",?\s+and\s+(?:(?:in|under|for|at|on|by|with)\s+)?(?:which|what|how|when|where|why|whether)\b.*$", re.I | re.S)
 
 
+@lru_cache(maxsize=512)  # (asked of one question up to three times while it is assessed)
 def described_paper(question: str) -> str | None:
     """What a question that looks for one paper by what it did says of it, as "a paper where …", "a weather
     paper that …" (without "ICLR 2025"): what no abstract describes when none answers it."""
