@@ -537,3 +537,52 @@ def test_a_clause_of_the_askers_own_before_a_request_does_not_hide_it() -> None:
     assert restate(asked) == "Which papers tests how faithfully LLMs reproduce real people's choices?"
     assert restate("Since we deploy on phones, I'd like papers that quantize LLMs to 4 bits.") == (
         "Which papers quantize LLMs to 4 bits?")
+
+
+@pytest.mark.parametrize("request_", [
+    "What should I read?",
+    "Which ICLR 2025 papers address these practical problems?",
+    "Anything I should look at for this situation?",
+])
+def test_a_request_that_only_points_back_asks_what_the_sentences_before_it_say(request_: str) -> None:
+    # "What should I read?" was read as the topic "read", and "… address these practical problems?" as
+    # "practical problems": each listed papers on neither
+    situation = ("I'm an epidemiologist building a causal graph over about 20 variables. "
+                 "I don't trust any single estimated DAG and would like a distribution over plausible graphs.")
+    asked = f"{situation} {request_}"
+    assert restate(asked) == asked
+    # a request that names its own topic is still the request
+    assert restate(f"{situation} Which papers learn distributions over DAGs?") == "Which papers learn distributions over DAGs?"
+
+
+@pytest.mark.parametrize(("asked", "plain"), [
+    # "Which papers deal with that kind of shift, …?" was read as "shift": every distribution-shift paper
+    ("Label shift only: the class proportions at deployment differ from those seen in training while the "
+     "class-conditional inputs stay the same. Which papers deal with that kind of shift, as opposed to "
+     "covariate or domain shift?", "Which papers deal with label shift, as opposed to covariate or domain shift?"),
+    # nothing before names a kind of it: the request stays as asked
+    ("We detect backdoors in vision models. Which papers study that kind of attack on LLMs?",
+     "Which papers study that kind of attack on LLMs?"),
+    # "in that interactive setting" is the setting the heading names (read as "benchmark llms — in interactive",
+    # it listed a smartphone-agent benchmark and a regret study first)
+    ("Code generation as a multi-turn loop: the LLM gets compiler errors after each attempt and has to revise. "
+     "Which papers study LLMs in that interactive setting rather than one-shot generation?",
+     "Which papers study LLMs in code generation as a multi-turn loop rather than one-shot generation?"),
+    # ... a heading, not the asker's own sentence before a colon
+    ("We serve an internal LLM where most requests share context: the same system prompt. Which papers evaluate "
+     "long-context methods in that shared-context setting?",
+     "Which papers evaluate long-context methods in that shared-context setting?"),
+])
+def test_that_kind_of_thing_is_the_kind_the_sentences_before_name(asked: str, plain: str) -> None:
+    assert restate(asked) == plain
+
+
+def test_a_request_after_what_it_sets_aside_asks_what_the_sentences_before_it_say() -> None:
+    # "Plasticity-loss fixes aside, what is there?" was read as "plasticity-loss fixes aside" and listed four
+    # plasticity papers: the one kind of paper the asker set aside
+    asked = ("In continual learning I care about reusing what was learned on earlier tasks to pick up a new task "
+             "faster. Plasticity-loss fixes aside, what is there?")
+    assert restate(asked) == ("In continual learning I care about reusing what was learned on earlier tasks to pick "
+                              "up a new task faster, not plasticity-loss fixes.")
+    assert restate("Which papers reuse skills across tasks? Apart from robotics, anything?") == (
+        "Which papers reuse skills across tasks, not robotics?")

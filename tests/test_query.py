@@ -564,3 +564,10 @@ def test_the_paper_a_question_describes_is_read_as_what_it_did() -> None:
                      "What does the Lawma paper find about small fine-tuned models?",
                      "How do agents coordinate when they can only exchange a little information?"):
         assert described_paper(question) is None, question
+
+
+def test_a_contraction_is_framing_and_leaves_no_stray_letter() -> None:
+    # "I'm an epidemiologist …" was searched and quoted as "m an epidemiologist …"
+    assert strip_frame("I'm an epidemiologist building a causal graph. What should I read?") == (
+        "epidemiologist building a causal graph. What should I read")
+    assert strip_frame("We're building a driving simulator.") == "building a driving simulator"

@@ -1775,3 +1775,34 @@ def test_verbs_of_carrying_and_going_say_nothing_of_the_topic() -> None:
     assert carried.topic is not None and not any(u.needed for u in carried.topic.units if u.text == "carried")
     code = read("Which papers improve LLMs' mathematical reasoning by bringing in code?")
     assert "bringing" not in code.describe()
+
+
+def test_a_rare_acronym_used_as_a_thing_of_a_kind_names_no_paper() -> None:
+    """"I don't trust any single estimated DAG" uses "DAG" as a common noun: the one paper with DAG in its
+    title ("Neural Spacetimes for DAG Representation Learning") was taken as named, and the question refused
+    because its abstract "does not say this". A name said as a name still names; a size ("a 175B model")
+    stays a detail to check."""
+    from rag.grounding.evidence import names
+
+    stats = TermStats.from_texts(["Neural Spacetimes for DAG Representation Learning"] + [f"paper {i}" for i in range(20)])
+    assert names("I don't trust any single estimated DAG. What should I read?", stats) == []
+    assert names("How does NST embed a DAG?", stats) == ["NST"]  # (DAG after "a" is a thing; NST is a name)
+    assert names("Which papers learn DAG embeddings?", stats) == ["DAG"]
+    assert names("Who trained a 175B model on one GPU?", stats) == ["175B"]
+
+
+@pytest.mark.parametrize(("question", "benchmarks"), [
+    # where the work is done, not what is asked for: "on many simulated datasets … for a new dataset" was read as
+    # "must introduce a benchmark or dataset", and both papers on the writer's list were refused
+    ("Amortized causal inference: papers that pretrain a network on many simulated datasets so that it outputs an "
+     "estimate for a new dataset in one pass.", False),
+    ("Federated learning where client data doesn't sit in a fixed local dataset but arrives as a live stream.", False),
+    ("Which datasets evaluate LLM agents?", True),
+    ("Is there a dataset for sign language translation?", True),
+    ("Which papers introduce new benchmarks for code generation?", True),
+])
+def test_a_dataset_the_work_is_done_on_is_no_benchmark_asked_for(question: str, benchmarks: bool) -> None:
+    r = read(question)
+    assert (r.asks == "benchmark") == benchmarks, r.note()
+    assert any(c.label == "must introduce a benchmark or dataset" for c in r.constraints) == (
+        benchmarks and "new" in question), r.note()

@@ -163,6 +163,32 @@ def test_a_refused_question_about_one_paper_names_the_paper_no_abstract_describe
     assert listed_of(a).premise_named  # as the eval counts a false premise named
 
 
+@pytest.mark.parametrize(("question", "described"), [
+    # answered with "Lightweight Predictive 3D Gaussian Splats" (a storage paper) as the paper asked for
+    ("Which ICLR 2025 paper fit 3D Gaussian splats to radio-frequency measurements (a kind of 'RF Gaussian "
+     "splatting') to predict Wi-Fi signal strength at unseen receiver positions?",
+     "a paper that fit 3D Gaussian splats to radio-frequency measurements"),
+    # answered with a federated RLHF paper, a recommendation paper and a federated prompting paper; restated as
+    # "Which paper federated sequential recommendation, …" (the "on" lost)
+    ("I recall an ICLR 2025 paper on federated sequential recommendation, where each user's interaction history "
+     "stays on their phone and only item-embedding updates go to the server. Which one was it, and how did it "
+     "handle cold-start items?",
+     "a paper on federated sequential recommendation, where each user's interaction history stays on their phone"),
+])
+def test_a_paper_found_for_a_description_that_holds_little_of_it_is_only_the_closest(
+        full_rag, question: str, described: str) -> None:
+    a = full_rag.ask(question)
+    first = a.text.split("\n")[0]
+    assert a.refused and not a.items and f"No ICLR 2025 abstract here describes “{described}" in first, a.text
+    assert first.endswith("The closest papers (their abstracts do not state it):") and a.related, a.text
+
+
+def test_a_described_paper_that_is_here_is_still_found(full_rag) -> None:
+    a = full_rag.ask("I remember an ICLR 2025 paper that combines next-token prediction for text and diffusion "
+                     "for images in a single transformer. Which one was it?")
+    assert not a.refused and a.items[0].title.startswith("Transfusion"), a.text
+
+
 def test_a_claim_no_abstract_states_shows_the_papers_closest_to_it_after_it(full_rag) -> None:
     # the premise was named and nothing more: the paper the asker likely remembers, which says the
     # opposite ("enables grokking without regularization"), was not pointed to
@@ -397,6 +423,18 @@ def test_a_list_quotes_what_each_paper_proposes(full_rag) -> None:
     assert any("we introduce bijection learning" in s for s in endless.sentences), endless.sentences
 
 
+def test_a_quote_carries_the_setting_its_first_sentence_misses(full_rag) -> None:
+    """"How do papers make diffusion language models faster at inference?": Block Diffusion's contribution
+    sentence proposes "an efficient training algorithm" (faster, but not at inference); its result
+    sentence "improving inference efficiency with KV caching and parallel token sampling" states the
+    setting too, and is quoted with it. And a defence question lists no paper that dissects robustness."""
+    a = full_rag.ask("How do papers make diffusion language models faster at inference?")
+    [block] = [it for it in a.items if it.title.startswith("Block Diffusion")]
+    assert any("improving inference efficiency with KV caching" in s for s in block.sentences), block.sentences
+    b = full_rag.ask("Which papers defend vision-language models against adversarial image perturbations at test time?")
+    assert not any(it.title.startswith("Dissecting Adversarial Robustness") for it in b.items), b.text
+
+
 @pytest.mark.parametrize(("title", "abstract", "faster"), [
     ("MotionAura: Generating Motion Consistent Videos using Discrete Diffusion",
      "Video generation is hard. We present MotionAura, a text-to-video framework. It leverages LoRA for "
@@ -416,6 +454,37 @@ def test_faster_or_cheaper_is_not_met_by_another_resources_efficiency(title, abs
     facets = [f for f in read("Which papers accelerate video diffusion models?").constraints if f.kind == "direction"]
     assert len(facets) == 1 and facets[0].label == "must make it faster or cheaper"
     assert states_direction(_paper(title, abstract), facets[0].units) == float(faster)
+
+
+@pytest.mark.parametrize(("title", "abstract", "defends"), [
+    # the title names the side as what it dissects; what the paper does and finds is the attacker's
+    ("Dissecting Adversarial Robustness of Multimodal LM Agents",
+     "Agents are deployed widely. We propose an evaluation framework for agents. We find that we can "
+     "successfully break the latest agents. An attacker can hijack these agents with a single image.", False),
+    ("Evaluating the Adversarial Robustness of Vision-Language Models",
+     "VLMs are everywhere. We build a benchmark of perturbed images and measure accuracy.", False),
+    # a study word in the title and a defence of its own in a contribution sentence
+    ("Understanding Adversarial Robustness of VLMs",
+     "VLMs are fragile. We propose a purification defense that protects VLMs at test time.", True),
+    # the title alone names a defence
+    ("Adversarial Robustness of VLMs via Test-Time Prompt Tuning",
+     "VLMs are fragile. We tune prompts on each test image.", True),
+    # the title's side, while the results report attacks twice: an attack paper
+    ("Adversarial Robustness of Web Agents",
+     "Agents are deployed widely. We release 200 tasks. An attacker can hijack agents. Our attack "
+     "succeeds in 67% of cases.", False),
+])
+def test_a_title_that_studies_robustness_is_no_defence(title, abstract, defends) -> None:
+    """"Which papers defend VLMs against adversarial images?": a title that names robustness as what it
+    dissects or evaluates, or whose paper then reports what an attacker can do, does not defend; a
+    contribution sentence that states the defence does."""
+    from rag.grounding.admission import states_direction
+    from rag.text.reading import read
+
+    facets = [f for f in read("Which papers defend vision-language models against adversarial images?").constraints
+              if f.kind == "direction"]
+    assert len(facets) == 1 and facets[0].label == "must defend or protect"
+    assert states_direction(_paper(title, abstract), facets[0].units) == float(defends)
 
 
 @pytest.mark.parametrize(("abstract", "plays"), [
@@ -881,6 +950,13 @@ def test_a_name_asked_for_in_its_style_is_not_required(full_rag) -> None:
     ("Who uses optimal control other than for robots, e.g. guiding diffusion models?",
      "Guiding Diffusion Models with Optimal Control", False),
     ("Which papers benchmark LLM agents, not papers that only introduce an environment?", "An Environment for Agents", False),
+    # "provers" of the aside, "Proving" of the title: one word in two forms ("LeanAgent … Theorem Proving" was listed
+    # for "autoformalization …, not LLM provers that search for proofs of theorems")
+    ("Which papers do autoformalization of math statements into Lean, not LLM provers that search for proofs of "
+     "theorems?", "LeanAgent: Lifelong Learning for Formal Theorem Proving", True),
+    ("Which papers do autoformalization of math statements into Lean, not LLM provers that search for proofs of "
+     "theorems?", "Herald: A Natural Language Annotated Lean 4 Dataset", False),
+    ("Which papers generate art, not artificial data?", "Articulated Object Generation", False),  # (five letters at least)
 ])
 def test_a_paper_whose_title_names_what_the_question_excludes_is_set_aside(question, title, set_aside) -> None:
     from rag.grounding.admission import set_aside as setting_aside

@@ -410,9 +410,34 @@ def states_direction(paper: PaperText, units: Sequence[Unit]) -> float:
         # remedy ("Reducing Hallucinations in …") names the paper's side, whatever it finds on the way
         return 0.0
     # an aside in parentheses describes something else ("… on LiveCodeBench (a contamination-free benchmark)")
-    texts = [ASIDE.sub(" ", t) for t in
-             [paper.source.title] + [s for s, r in zip(paper.sentences, paper.roles) if r in DOING_ROLES]]
-    return 1.0 if any(own_mentions(t, alts, family) for t in texts) else 0.0
+    body = [ASIDE.sub(" ", s) for s, r in zip(paper.sentences, paper.roles) if r in DOING_ROLES]
+    if any(own_mentions(t, alts, family) for t in body):
+        return 1.0
+    title = ASIDE.sub(" ", paper.source.title)
+    if not own_mentions(title, alts, family) or (family != "evaluate" and studied(title, alts)):
+        return 0.0
+    # a title that names the side ("… Adversarial Robustness of …") while what the paper does and finds
+    # is the other side's ("we can successfully break …", "an attacker can hijack …") is no such paper
+    done = [ASIDE.sub(" ", s) for s, r in zip(paper.sentences, paper.roles) if r in (*DOING_ROLES, "result")]
+    return 0.0 if opposite and sum(own_mentions(t, opposite) for t in done) >= 2 else 1.0
+
+
+# Words that make what follows them the object of a study: "Dissecting Adversarial Robustness of …",
+# "Evaluating the Robustness of …" measure a property; they do not give it.
+_STUDIES = frozenset(
+    stem(w) for w in """dissect dissecting evaluate evaluating evaluation benchmark benchmarking assess assessing
+    understand understanding examine examining analyze analyzing analysis investigate investigating measure
+    measuring probe probing rethink rethinking revisit revisiting quantify quantifying""".split()
+)
+
+
+def studied(text: str, alts: Sequence[tuple[str, ...]]) -> bool:
+    """Whether each mention of the phrasings in `text` is what a study looks at (a study word up to
+    three words before it: "Dissecting Adversarial Robustness", "Evaluating the Robustness")."""
+    toks = [stem(w) for w in words(text)]
+    found = [i for alt in alts for i in range(len(toks) - len(alt) + 1)
+             if all(_is(t, w) for t, w in zip(toks[i : i + len(alt)], alt))]
+    return bool(found) and all(_STUDIES.intersection(toks[max(0, i - 3) : i]) for i in found)
 
 
 def _forms(word: str) -> str:
@@ -864,7 +889,14 @@ def set_aside(reading: Reading, papers: Mapping[int, PaperText]) -> set[int]:
 
     titles = {n: named(paper) for n, paper in papers.items()}
     return {n for n, title in titles.items()
-            if any(len(o & title) >= need and (o - asked) & title or lead in title for o, need, lead in kinds)}
+            if any(len(_alike(o, title)) >= need and _alike(o - asked, title) or lead in title for o, need, lead in kinds)}
+
+
+def _alike(stems: set[str], title: frozenset[str]) -> set[str]:
+    """The stems a title holds, or holds a longer or shorter form of ("provers" of "Theorem Proving": the stems
+    "prover" and "prove"; five letters at least, so that "art" is no "arte")."""
+    return {s for s in stems if s in title or len(s) >= 5 and any(
+        len(t) >= 5 and (t.startswith(s) or s.startswith(t)) for t in title)}
 
 
 # Acronyms an aside names, and the family of their written-out forms (rag.text.reading.FAMILIES)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from rag.grounding.evidence import Assessment, Item
+from rag.grounding.evidence import NOT_DESCRIBED, Assessment, Item
 from rag.grounding.support import PaperText, Verdict, check
 from rag.prompts import REFUSAL
 from rag.store.vectors import unit_rows
@@ -96,7 +96,10 @@ def refusal_text(verdict: Assessment) -> str:
         # the paper the question describes, then why no abstract is it (a name none mentions, what the
         # paper it names is about)
         why = f" {_unsupported(verdict.premise, described=True)}" + (f" {verdict.explain}" if verdict.explain else "")
-        return f"{REFUSAL}{why}{' What the paper is about:' if verdict.related else ''}"
+        # (what a paper it names is about, or the papers closest to the description)
+        tail = "" if not verdict.related else " What the paper is about:" if verdict.focus.named \
+            and verdict.reason != NOT_DESCRIBED else " The closest papers (their abstracts do not state it):"
+        return f"{REFUSAL}{why}{tail}"
     if verdict.related and verdict.premise and not any(it.missing for it in verdict.related):
         tail = " The closest papers (none of them states it):"
     elif verdict.related and verdict.premise:

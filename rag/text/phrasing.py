@@ -162,6 +162,53 @@ def _says_something(sentence: str) -> bool:
     return any(w not in STOPWORDS and w not in FRAMING for w in words(sentence))
 
 
+# What a request names only by pointing back at the sentences before it ("these practical problems", "this
+# situation"), and what it asks of papers beyond finding them ("What should I read?", "Which ones should I
+# look at?"): neither says what the papers are about
+_POINTER = _rx(
+    r"\b(?:these|those|this|that|such|my|our)\s+(?:[\w-]+\s+){0,2}?(?:problems?|issues?|challenges?|questions?|"
+    r"needs?|concerns?|limitations?|difficulties|situations?|scenarios?|use\s+cases?|pain\s+points?)\b"
+    r"|\b(?:should|could|would|can|do|must|to)\s+(?:i|we|one)?\s*(?:read|look\s+(?:at|into)|check(?:\s+out)?|cite|"
+    r"consult|start\s+with)\b|\b(?:to|worth)\s+(?:reading|read|looking\s+at|checking)\b"
+    rf"|{_VENUE}"
+)
+
+
+_THAT_SETTING = _rx(r"\b(?:in|for|under|within)\s+(?P<that>(?:that|this|such\s+an?|the\s+same)\s+(?:[\w-]+\s+)?"
+                    r"(?:setting|scenario|regime|situation|loop|case))\b")
+_THAT_KIND = _rx(r"\b(?:that|this|the\s+same|such\s+an?)\s+(?:kind|sort|type)\s+of\s+(?P<n>[\w-]+)\b")
+
+
+def _kind_named(request: str, before: list[str]) -> str:
+    """The request with "that kind of N" replaced by the kind of N the sentences before it name ("label shift"
+    for "that kind of shift" after "Label shift only: the class proportions … differ …"); as it is when none does."""
+    m = _THAT_KIND.search(request)
+    setting = _THAT_SETTING.search(request)
+    # (a heading is a noun phrase of a few words, not the asker's sentence: "We serve an internal LLM where …:")
+    heading = next((h.group(1) for h in [re.match(r"^([^:]{3,80}):\s", before[0])] if h), "") if before else ""
+    if setting and heading and _says_something(heading) and len(heading.split()) <= 8 and not re.match(
+            r"(?i)(?:i|we|our|my|you|they|it|this|there)\b", heading):
+        # "Code generation as a multi-turn loop: … Which papers study LLMs in that interactive setting?": the
+        # setting the question's heading names
+        return f"{request[: setting.start('that')]}{_lower_first(heading.strip())}{request[setting.end():]}"
+    if not m:
+        return request
+    noun = m.group("n")
+    for sentence in reversed(before):
+        for k in re.finditer(rf"\b((?:[\w-]+\s+){{1,2}}){re.escape(noun)}\b", sentence, re.I):
+            mods = [w for w in k.group(1).split() if w.lower() not in STOPWORDS and w.lower() not in FRAMING]
+            if mods and k.group(1).split()[-1] == mods[-1]:  # (the word just before the noun is its kind)
+                return f"{request[: m.start()]}{mods[-1].lower()} {noun}{request[m.end():]}"
+    return request
+
+
+def _requests_something(sentence: str) -> bool:
+    """Says something beyond what it points back at and what it asks done with the papers ("Which ICLR 2025
+    papers address these practical problems?" and "What should I read?" say nothing: the sentences before
+    them do)."""
+    return _says_something(_POINTER.sub(" ", _ASIDE_LEAD.sub("", sentence)))
+
+
 def _requests(text: str) -> bool:
     """Opens with a request in the first person or a question word, and asks it."""
     return bool(_OPENERS.match(text) or _ANYONE.match(text) or _recalls(text) or _HEADING.match(text)
@@ -214,7 +261,11 @@ def _opened(sentence: str) -> str:
         shown = re.match(r"(?:showing|demonstrating|proving|finding|reporting|claiming|concluding|arguing|showed|"
                          r"demonstrated|proved|found|reported|claimed|concluded|argued)\s+(?:that\s+)?(?P<x>.+)$",
                          m.group("claim"), re.I | re.S)
-        return f"Which paper shows that {shown.group('x')}" if shown else f"Which paper {m.group('claim')}"
+        if shown:
+            return f"Which paper shows that {shown.group('x')}"
+        # "I recall a paper on federated recommendation, where …": which paper on it
+        about = re.search(r"\s(?:on|about|regarding|into)\s*$", sentence[: m.start("claim")], re.I)
+        return f"Which paper {about.group(0).strip().lower() + ' ' if about else ''}{m.group('claim')}"
     m = _RECALLED_KIND.match(sentence)
     if m:
         on = m.group("on").lower()
@@ -275,7 +326,13 @@ _SETS_ASIDE = (
     _rx(r"^\s*no\s+(?P<x>.+?),?\s+please\W*$"),
     # "I already know the LLM pretraining data-selection work."
     _rx(r"^\s*(?:i|we)\s+already\s+know(?:\s+about|\s+of)?\s+(?P<x>.+?)(?:,?\s+so\b.*)?$"),
+    # "Plasticity-loss fixes aside, what is there?", "Apart from diffusion models, anything?" (`_ASIDE_LEAD`)
+    _rx(r"^\s*(?:(?:setting|leaving|putting)\s+)?(?P<x>[^,]+?)\s+aside\s*,.*$"),
+    _rx(r"^\s*(?:apart\s+from|aside\s+from|besides|other\s+than|except\s+for)\s+(?P<x>[^,]+?)\s*,.*$"),
 )
+# ... whose request is what follows the comma
+_ASIDE_LEAD = _rx(r"^\s*(?:(?:(?:setting|leaving|putting)\s+)?[^,]+?\s+aside|(?:apart\s+from|aside\s+from|besides|other\s+than|"
+                  r"except\s+for)\s+[^,]+?)\s*,\s*")
 
 
 _ALSO_SKIP = _rx(r"\b(?:please\s+)?(?:skip|ignore|leave\s+out|exclude)\s+")
@@ -532,12 +589,18 @@ def restate(question: str) -> str:
                  for s in _sentences(text) for m in [_OWN_LEAD.match(s)]]
     if not sentences:
         return question
-    saying = [s for s in sentences if _says_something(s)]
+    saying = [s for s in sentences if _requests_something(s)]
     # a sentence that asks for papers in so many words ("I'm looking for papers that measure …") is the
     # request, not a question before it that introduces the topic ("Do LLMs' accounts of themselves hold up?")
     request = next((s for s in saying if _OPENERS.match(s) and _FOR_PAPERS.search(s) and not _refines(s)), None) \
         if not any(_requests(s) for s in saying[:1]) else None
     request = request or next((s for s in saying if _asks(s) and not _refines(s)), None)
+    if request is not None and request is not sentences[0]:
+        # "Label shift only: … Which papers deal with that kind of shift?": the kind the sentences before it name
+        named = _kind_named(request, sentences[: sentences.index(request)])
+        if named != request:
+            sentences = [named if s is request else s for s in sentences]
+            request = named
     if request is not None and _IN_THAT_DIRECTION.search(request):
         # "I want to teach a text-to-image model a new subject. Which papers do customization in that
         # direction?": what the asker wants to do is what is asked

@@ -543,9 +543,15 @@ _FRAME = frozenset(
 )
 
 
+_CONTRACTION = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would"}
+_CONTRACTED = re.compile(r"\b(I|we|you|they)['’](m|re|ve|ll|d)\b", re.I)
+
+
 def strip_frame(text: str) -> str:
     """The text without its leading and trailing question framing (unchanged if nothing else is left)."""
     text = unicodedata.normalize("NFC", text)  # the text word_spans' positions refer to
+    # "I'm an epidemiologist …" is framed by "I am an", not by "I" before a stray "m"
+    text = _CONTRACTED.sub(lambda m: f"{m.group(1)} {_CONTRACTION[m.group(2).lower()]}", text)
     spans = [m.span() for m in word_spans(text)]
     words = [fold(text[a:b]) for a, b in spans]
     i, j = 0, len(spans)

@@ -773,7 +773,9 @@ def _units(words: list[str]) -> list[Unit]:
 
 # Data a paper learns from or is run on is no benchmark it asks for ("learning only from
 # pre-collected datasets", "fine-tuned on instruction datasets")
-_WHAT_IT_USES = re.compile(r"\b(?:from|using|with|via|over)\s+(?:[\w-]+\s+){0,3}?(?:datasets?|data)\b", re.I)
+# (and where it is done: "pretrain a network on many simulated datasets", "for a new dataset", "in a fixed local
+# dataset" ask for no dataset)
+_WHAT_IT_USES = re.compile(r"\b(?:from|using|with|via|over|on|in|for|across|per)\s+(?:[\w-]+\s+){0,3}?(?:datasets?|data)\b", re.I)
 
 
 def _names_benchmark(match: re.Match[str], text: str) -> bool:
