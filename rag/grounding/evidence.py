@@ -17,11 +17,12 @@ Answerability uses every signal there is, before any LLM call (`assess`):
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Concatenate, Literal, ParamSpec, cast
+from typing import Any, Concatenate, Literal, ParamSpec
 
 import numpy as np
 
@@ -663,19 +664,24 @@ def _names_the_described_paper(
     """A refusal of a question that looks for one paper by what it did ("I remember an ICLR 2025 paper where
     …") names that paper as what no abstract describes, when it names nothing else."""
 
+    signature = inspect.signature(assess)
+
     @functools.wraps(assess)
     def named(question: str, /, *args: P.args, **kwargs: P.kwargs) -> Assessment:
         out = assess(question, *args, **kwargs)
+
+        def given(name: str) -> Any:  # an argument of assess by its name, however it was passed
+            return signature.bind(question, *args, **kwargs).arguments[name]
+
         # (a paper "named" by its title's words, "… 3D Gaussian splats … predict …", is one found for the description)
         described = described_paper(question) if not out.answerable and not out.premise or (
             out.answerable and out.items and out.focus.kind != "list") else ""
         if described and out.answerable:
             # the paper found for the description neither holds a third of its words nor is close to it in
             # meaning: the described paper is not here, and the papers found are only the closest
-            sources, stats = args[0], args[2]
-            first = next(s for s in cast(Sequence[Source], sources) if s.number == out.items[0].number)
+            first = next(s for s in given("sources") if s.number == out.items[0].number)
             words_held = weighted_coverage(list(dict.fromkeys(content_stems(described))),
-                                           PaperText.of(first).all_stems(), cast(TermStats, stats))
+                                           PaperText.of(first).all_stems(), given("stats"))
             if (first.dense_score or 0.0) < DESCRIBED_DENSE and words_held < DESCRIBED_WORDS:
                 logger.info("refusing (no abstract describes the paper asked for): words %.2f, dense %.2f",
                             words_held, first.dense_score or 0.0)
@@ -688,8 +694,7 @@ def _names_the_described_paper(
             if not out.related and not out.closest and not out.focus.named:
                 # the papers the search finds close to the description, as the closest (a paper remembered in
                 # other words than its abstract's is often the first of them)
-                sources, embed = cast(Sequence[Source], args[0]), cast(EmbedFn, args[1])
-                out.related = _closest_described(described, sources, embed)
+                out.related = _closest_described(described, given("sources"), given("embed"))
         return out
 
     return named
@@ -1053,13 +1058,18 @@ def assess(
     if not items:
         # what the question states it wants, without its contrast ("…, rather than training robust models")
         premise = strip_frame(clean(query.search_text if query is not None and query.search_text else question))
+        # ... or the comparison a why-question takes for granted ("Why do KANs outperform Transformers …, as
+        # ICLR 2025 papers report?"): what no abstract states is that they do
+        compared = _WHY_CLAIM.search(question) if reading.asks == "reason" else None
+        if compared:
+            premise = clean(compared.group("claim"))
         if rel_items:
             reason = "no abstract here states all of it: " + _missing_phrase(rel_items)
         else:
             reason = "no abstract sentence answers the question"
         out = _refuse(reason, focus, coverage, **scores)
         out.reading, out.related, out.premise, out.closest = reading, rel_items, premise, closest
-        out.whole = list_question
+        out.whole = list_question and not compared
         out.features, out.barred, out.stay = features, barred, stay
         return out
     return Assessment(

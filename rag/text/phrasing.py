@@ -181,7 +181,8 @@ _THAT_KIND = _rx(r"\b(?:that|this|the\s+same|such\s+an?)\s+(?:kind|sort|type)\s+
 
 def _kind_named(request: str, before: list[str]) -> str:
     """The request with "that kind of N" replaced by the kind of N the sentences before it name ("label shift"
-    for "that kind of shift" after "Label shift only: the class proportions … differ …"); as it is when none does."""
+    for "that kind of shift" after "Label shift only: the class proportions … differ …"), and "in that (…)
+    setting" by the setting the question's heading names; as it is when none does."""
     m = _THAT_KIND.search(request)
     setting = _THAT_SETTING.search(request)
     # (a heading is a noun phrase of a few words, not the asker's sentence: "We serve an internal LLM where …:")
