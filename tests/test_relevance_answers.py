@@ -1314,6 +1314,6 @@ def test_a_why_question_about_a_comparison_no_abstract_states_names_the_comparis
                      "modeling, as ICLR 2025 papers report?")
     first = a.text.split("\n")[0]
     assert a.refused and not a.items, a.text
-    assert first.startswith("No ICLR 2025 abstract here states “Kolmogorov-Arnold Networks outperform Transformers "
-                            "on large-scale language modeling”."), first
+    assert first.startswith("No ICLR 2025 abstract here states “Kolmogorov-Arnold Networks (KANs) outperform "
+                            "Transformers on large-scale language modeling”."), first
     assert listed_of(a).premise_named

@@ -1062,7 +1062,7 @@ def assess(
         # ICLR 2025 papers report?"): what no abstract states is that they do
         compared = _WHY_CLAIM.search(question) if reading.asks == "reason" else None
         if compared:
-            premise = clean(compared.group("claim"))
+            premise = compared.group("claim").strip()
         if rel_items:
             reason = "no abstract here states all of it: " + _missing_phrase(rel_items)
         else:
