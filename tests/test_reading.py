@@ -1789,6 +1789,8 @@ def test_a_rare_acronym_used_as_a_thing_of_a_kind_names_no_paper() -> None:
     assert names("How does NST embed a DAG?", stats) == ["NST"]  # (DAG after "a" is a thing; NST is a name)
     assert names("Which papers learn DAG embeddings?", stats) == ["DAG"]
     assert names("Who trained a 175B model on one GPU?", stats) == ["175B"]
+    # ... and a name before the noun it qualifies is still a name ("after one YouTube video" refused by it)
+    assert names("Which paper taught a robot to cook after one YouTube video?", stats) == ["YouTube"]
 
 
 @pytest.mark.parametrize(("question", "benchmarks"), [

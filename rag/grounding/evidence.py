@@ -226,8 +226,12 @@ def names(question: str, stats: TermStats | None) -> list[str]:
             continue
         if common_term(e, stats):
             continue
-        if not re.search(r"\d", e) and re.search(rf"(?i:\b(?:a|an|any|every|each|one|single)\s+(?:[\w-]+\s+)?){re.escape(whole)}(?!\w)", question):
-            continue  # a thing of a kind, not a name ("I don't trust any single estimated DAG"; "a 175B model" says a size)
+        kind = re.search(rf"(?i:\b(?:a|an|any|every|each|one|single)\s+(?:[\w-]+\s+)?){re.escape(whole)}(?!\w)\W*(?P<next>\w*)",
+                         question)
+        if kind and not re.search(r"\d", e) and (not kind["next"] or kind["next"].lower() in STOPWORDS):
+            # a thing of a kind, not a name ("I don't trust any single estimated DAG"); "a 175B model" says a size,
+            # and "one YouTube video" names where the video is from
+            continue
         out.append(e)
     return out
 
