@@ -378,14 +378,16 @@ def own_mentions(text: str, alts: Sequence[tuple[str, ...]], family: str = "") -
     a direction `family`, `_OTHER_RESOURCE` says when a word means another resource)."""
     toks = [stem(w) for w in words(text)]
     weak, others = _OTHER_RESOURCE.get(family, (frozenset(), frozenset()))
-    for alt in alts:
-        n = len(alt)
-        for i in range(len(toks) - n + 1):
-            if all(_is(t, w) for t, w in zip(toks[i : i + n], alt)) and not _theirs(toks, i):
-                if n == 1 and alt[0] in weak and i and toks[i - 1] in others:
-                    continue
-                return True
+    for alt, i in _phrase_at(toks, alts):
+        if not _theirs(toks, i) and not (len(alt) == 1 and alt[0] in weak and i and toks[i - 1] in others):
+            return True
     return False
+
+
+def _phrase_at(toks: Sequence[str], alts: Sequence[tuple[str, ...]]) -> list[tuple[tuple[str, ...], int]]:
+    """Each phrasing of `alts` and where it starts in the stems `toks` (its stems in a row)."""
+    return [(alt, i) for alt in alts for i in range(len(toks) - len(alt) + 1)
+            if all(_is(t, w) for t, w in zip(toks[i : i + len(alt)], alt))]
 
 
 def own_region(text: str) -> Region:
@@ -435,8 +437,7 @@ def studied(text: str, alts: Sequence[tuple[str, ...]]) -> bool:
     """Whether each mention of the phrasings in `text` is what a study looks at (a study word up to
     three words before it: "Dissecting Adversarial Robustness", "Evaluating the Robustness")."""
     toks = [stem(w) for w in words(text)]
-    found = [i for alt in alts for i in range(len(toks) - len(alt) + 1)
-             if all(_is(t, w) for t, w in zip(toks[i : i + len(alt)], alt))]
+    found = [i for _, i in _phrase_at(toks, alts)]
     return bool(found) and all(_STUDIES.intersection(toks[max(0, i - 3) : i]) for i in found)
 
 
