@@ -550,7 +550,11 @@ def test_a_request_that_only_points_back_asks_what_the_sentences_before_it_say(r
     situation = ("I'm an epidemiologist building a causal graph over about 20 variables. "
                  "I don't trust any single estimated DAG and would like a distribution over plausible graphs.")
     asked = f"{situation} {request_}"
-    assert restate(asked) == asked
+    # the asker's story is what is searched, as a description (read as a question, the whole story was what "no
+    # abstract states", and nothing was shown)
+    assert restate(asked) == situation
+    # a heading that names the topic stays the question it asks
+    assert restate("Bayesian causal discovery over DAGs. What should I read?") == "Bayesian causal discovery over DAGs. What should I read?"
     # a request that names its own topic is still the request
     assert restate(f"{situation} Which papers learn distributions over DAGs?") == "Which papers learn distributions over DAGs?"
 
@@ -586,3 +590,26 @@ def test_a_request_after_what_it_sets_aside_asks_what_the_sentences_before_it_sa
                               "up a new task faster, not plasticity-loss fixes.")
     assert restate("Which papers reuse skills across tasks? Apart from robotics, anything?") == (
         "Which papers reuse skills across tasks, not robotics?")
+
+
+def test_doing_this_kind_of_thing_asks_what_the_asker_wants_to_do() -> None:
+    # "Which papers do this kind of thing purely at sampling time?" was read as "thing — at sampling time" and listed
+    # "Segment Any 3D Thing" and "Say One Thing and Do Another"
+    asked = ("I work in video post-production. We have a pretrained image-to-video diffusion model and no budget to "
+             "fine-tune anything. I'd like to fill in the frames between two keyframes and put several of our custom "
+             "characters into one clip. Which papers do this kind of thing purely at sampling time?")
+    assert restate(asked) == ("Which papers fill in the frames between two keyframes and put several of our custom "
+                              "characters into one clip purely at sampling time?")
+    # nothing the asker wants to do: the request stays
+    assert restate("We edit videos. Which papers do this kind of thing at sampling time?") == (
+        "Which papers do this kind of thing at sampling time?")
+
+
+def test_work_that_helps_with_either_problem_asks_what_the_sentences_before_it_say() -> None:
+    # "Is there ICLR 2025 work that helps with either problem?" was read as "helps problem" and listed six papers
+    # on neither (math mistakes, planning, continual RL)
+    asked = ("I maintain causal graphs for a manufacturing line. New sensors get installed every few weeks and rerunning "
+             "structure learning from scratch is getting expensive. Is there ICLR 2025 work that helps with either problem?")
+    story = asked.rsplit(" Is there", 1)[0]
+    assert restate(asked) == story
+    assert restate(asked.replace("either problem", "both problems")) == story

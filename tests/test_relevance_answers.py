@@ -1317,3 +1317,27 @@ def test_a_why_question_about_a_comparison_no_abstract_states_names_the_comparis
     assert first.startswith("No ICLR 2025 abstract here states “Kolmogorov-Arnold Networks (KANs) outperform "
                             "Transformers on large-scale language modeling”."), first
     assert listed_of(a).premise_named
+
+
+def test_a_refusal_shows_no_related_paper_the_search_ranks_far_down(full_rag) -> None:
+    # "keep a user's input hidden from the server …" showed "Samba: … Hybrid State Space Models" (its "hidden" state)
+    # as the closest paper, and the private-inference papers after it under "Also among the search's first"
+    a = full_rag.ask("Which papers keep a user's input hidden from the server at inference or query time using "
+                     "cryptographic protocols (encrypted transformer inference, private information retrieval), rather "
+                     "than protecting the training data with differential privacy?")
+    titles = [it.title for it in [*a.items, *a.related, *a.closest]]
+    assert a.refused and not any(t.startswith("Samba") for t in titles), a.text
+    assert any(t.startswith("CipherPrune") for t in titles) and any(t.startswith("Pacmann") for t in titles), a.text
+    from rag.text.citations import CLOSEST_ALONE_HEADING, CLOSEST_HEADING
+
+    assert (CLOSEST_ALONE_HEADING in a.text) == (not a.related) and (CLOSEST_HEADING in a.text) == bool(a.related), a.text
+
+
+def test_a_story_whose_request_only_points_back_is_searched_as_a_description(full_rag) -> None:
+    # "… Is there ICLR 2025 work that helps with either problem?" was refused with the whole story as what "no
+    # abstract states"; the switching-causal-relations paper is among the closest to the story
+    a = full_rag.ask("I maintain causal graphs for a manufacturing line. New sensors get installed every few weeks and "
+                     "rerunning structure learning from scratch over all variables is getting expensive. On top of that, "
+                     "operators switch the line between modes and some causal links seem to appear or vanish depending "
+                     "on the mode. Is there ICLR 2025 work that helps with either problem?")
+    assert not a.refused and "Systems with Switching Causal Relations: A Meta-Causal Perspective" in _titles(a), a.text

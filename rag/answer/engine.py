@@ -30,7 +30,13 @@ from rag.queue import check_cancelled
 from rag.retrieval.retrieve import PaperRetriever, Retrieval
 from rag.settings import SearchOptions, Settings
 from rag.store.vectors import VectorCache, unit_rows
-from rag.text.citations import CLOSEST_HEADING, RELATED_HEADING, abstract_sentences, split_sentences
+from rag.text.citations import (
+    CLOSEST_ALONE_HEADING,
+    CLOSEST_HEADING,
+    RELATED_HEADING,
+    abstract_sentences,
+    split_sentences,
+)
 from rag.text.phrasing import restate
 from rag.text.reading import examples_given
 from rag.types import Answer, Source, Timings
@@ -169,7 +175,7 @@ class AnswerEngine(CustomQueryEngine):
         closest, closest_citations = evidence_answer_parts(verdict.closest, retrieval.sources)
         lines = [it.markdown() for it in related]
         if closest:
-            lines += ["\n" + CLOSEST_HEADING, *(it.markdown() for it in closest)]
+            lines += ["\n" + (CLOSEST_HEADING if related else CLOSEST_ALONE_HEADING), *(it.markdown() for it in closest)]
         return self._answer(
             question, retrieval, timings, text=text + "".join("\n" + line for line in lines),
             refused=True, llm_called=False, mode="refusal", refusal_reason=verdict.reason,

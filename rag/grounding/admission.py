@@ -868,8 +868,11 @@ def set_aside(reading: Reading, papers: Mapping[int, PaperText]) -> set[int]:
     or the acronym that heads it ("not RLHF-style fine-tuning": "… Multi-turn RLHF")."""
     directions = any(c.kind == "direction" for c in reading.constraints)
     options = aside_options(reading.aside, directions)
+    # a member of an asked family the question sets aside ("detect …, as opposed to watermarking it"):
+    # a title that names it is a paper of that kind
+    narrowed = {n for n, paper in papers.items() if _alike(set(reading.narrowed), paper.title_stems)}
     if not options:
-        return set()
+        return narrowed
     asked = {stem(w) for f in reading.facets for w in words(f.text)}
 
     def lead(option: AsideOption) -> str:
@@ -889,8 +892,8 @@ def set_aside(reading: Reading, papers: Mapping[int, PaperText]) -> set[int]:
         return paper.title_stems | spelled
 
     titles = {n: named(paper) for n, paper in papers.items()}
-    return {n for n, title in titles.items()
-            if any(len(_alike(o, title)) >= need and _alike(o - asked, title) or lead in title for o, need, lead in kinds)}
+    return narrowed | {n for n, title in titles.items()
+                       if any(len(_alike(o, title)) >= need and _alike(o - asked, title) or lead in title for o, need, lead in kinds)}
 
 
 def _alike(stems: set[str], title: frozenset[str]) -> set[str]:

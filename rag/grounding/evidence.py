@@ -183,6 +183,10 @@ def question_focus(
     # FSQ, …)", "medical imaging such as MRI, CT, X-ray")
     asked = clean(question)
     naming = names(asked, stats)
+    if kind == "list":
+        # a list question's name that several retrieved titles hold is a term those papers share ("Medical
+        # imaging work on full 3D CT or MRI volumes": three MRI papers), not one paper's name
+        naming = [n for n in naming if sum(bool(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", s.title)) for s in sources) < 2]
     # a list question's words are the topic its papers share: most of one title's words name no paper
     by_words = not asks_papers(question)
     # ... nor does a name in its title ("Which papers use EEG …": papers titled with EEG are candidates)
@@ -552,6 +556,12 @@ class EvidenceConfig:
     # writers' sets it answers 3 questions refused before, with 14 papers of which 9 are on the writers'
     # lists and 1 partly; no false premise (they miss a technique or a needed word: docs/relevance.md §5i).
     unworded_least: int = 2
+    # A refusal shows a related paper (its abstract states the topic and misses a part) only among the search's
+    # first this many candidates, or named (0: wherever it ranks). In the refusals of the writers' sets, 22 of 35
+    # related papers among the first five were on the writers' lists, none of 13 from the sixth to the tenth and
+    # 4 of 42 past the tenth (a word of the topic met in another sense: "hidden" states for a hidden input). A paper
+    # about the topic (its title, or three sentences, hold it: `Judgement.central`) is shown wherever it ranks.
+    related_rank: int = 5
     search_below: int = 5  # ... beside a list of fewer papers than this, or of a setting worded otherwise (a short list: the reading likelier too
     # narrow than the topic this thin; on the 60 questions of Q, R and S, 18 of 26 such papers beside a list
     # of fewer than five were on the writers' lists, 4 of 8 beside longer ones)
@@ -1051,6 +1061,9 @@ def assess(
         # the kind the question sets aside ("rather than proposing new generators"): not related, excluded
         directions = {c.label for c in reading.constraints if c.kind == "direction"} | set(NOT_A_BENCHMARK.values())
         related = [n for n in related if not set(adm.judgements[n].missing) <= directions]
+    if not items and cfg.related_rank:
+        related = [n for n in related if n in order[: cfg.related_rank] or n in focus.named
+                   or adm.judgements[n].central >= 0.5]
     rel_items = _items(question, related[:3] if show_related else [], adm, embed, stats, reading, units, all_terms, focus, cfg)
     for it in rel_items:
         it.missing = list(adm.judgements[it.number].missing)

@@ -11,6 +11,8 @@ from rag.prompts import REFUSAL
 # conversation reads the papers numbered after it back as related, not listed (rag.text.followup).
 RELATED_HEADING = "Related, but their abstracts do not state every part of the question:"
 CLOSEST_HEADING = "Also among the search's first matches (the reading above does not find all of the question in them):"
+# ... and before them in a refusal that shows no related paper (nothing comes before them)
+CLOSEST_ALONE_HEADING = "The search's first matches (the reading above does not find all of the question in them):"
 
 # [1], [1, 2], [1][2], [Source 1], [1-2]
 # At most 6 digits a number: "[" + 5,000 digits + "]" is no marker (int() refuses > 4,300 digits).

@@ -27,7 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rag.settings import DECISIONS
-from rag.text.citations import CLOSEST_HEADING, MARKER, RELATED_HEADING, marker_numbers
+from rag.text.citations import CLOSEST_ALONE_HEADING, CLOSEST_HEADING, MARKER, RELATED_HEADING, marker_numbers
 from rag.text.terms import STOPWORDS, stem, words
 
 FollowKind = Literal["metadata", "detail", "narrow", "compare", "similar", "show_all", "missing"]
@@ -153,7 +153,7 @@ def shown_papers(
         return []
     body = _body(content)
     # the related papers, and the search's first shown beside the list, are not listed
-    cut = min((at for h in (RELATED_HEADING, CLOSEST_HEADING) for at in [body.find(h.rstrip(":"))] if at >= 0),
+    cut = min((at for h in (RELATED_HEADING, CLOSEST_HEADING, CLOSEST_ALONE_HEADING) for at in [body.find(h.rstrip(":"))] if at >= 0),
               default=len(body))
     before = {n for m in MARKER.finditer(body[:cut]) for n in marker_numbers(m.group(0))}
     after = {n for m in MARKER.finditer(body[cut:]) for n in marker_numbers(m.group(0))}

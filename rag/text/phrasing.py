@@ -166,7 +166,8 @@ def _says_something(sentence: str) -> bool:
 # situation"), and what it asks of papers beyond finding them ("What should I read?", "Which ones should I
 # look at?"): neither says what the papers are about
 _POINTER = _rx(
-    r"\b(?:these|those|this|that|such|my|our)\s+(?:[\w-]+\s+){0,2}?(?:problems?|issues?|challenges?|questions?|"
+    r"\b(?:(?:helps?|helping|solves?|solving|fix|fixes|fixing)\s+(?:with\s+)?)?"  # "work that helps with either problem"
+    r"(?:these|those|this|that|such|my|our|either|both|each|the\s+two)\s+(?:[\w-]+\s+){0,2}?(?:problems?|issues?|challenges?|questions?|"
     r"needs?|concerns?|limitations?|difficulties|situations?|scenarios?|use\s+cases?|pain\s+points?)\b"
     r"|\b(?:should|could|would|can|do|must|to)\s+(?:i|we|one)?\s*(?:read|look\s+(?:at|into)|check(?:\s+out)?|cite|"
     r"consult|start\s+with)\b|\b(?:to|worth)\s+(?:reading|read|looking\s+at|checking)\b"
@@ -553,7 +554,13 @@ _PLAIN_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
 )
 # A request that points back "in that direction" or "this way" at what the asker said before ("anything along those
 # lines" is `_ALONG_THOSE`'s)
+# The asker telling their own story ("I maintain …", "We're building …", "I'm an epidemiologist …")
+_NARRATES = _rx(r"^\s*(?:i|we|i'm|we're|i've|we've|i'd|we'd|our|my)\b")
 _IN_THAT_DIRECTION = _rx(r"\b(?:in\s+(?:that|this|the\s+same)\s+(?:direction|way|manner)|(?:that|this|the\s+same)\s+way)\s*[?.!]?\s*$")
+# "Which papers do this kind of thing purely at sampling time?": what the asker wants to do, then the tail
+_DO_THAT_KIND = _rx(r"^\s*(?:which|what|any)\s+(?:papers|works|methods|ones|studies)\s+(?:do|does|did|handle|handles|can\s+do)\s+"
+                    r"(?:(?:this|that|the\s+same|these|those|such)\s+(?:kinds?|sorts?|types?)\s+of\s+(?:things?|stuff|tasks?|work)|"
+                    r"(?:this|that|these|those)(?:\s+things)?|(?:all|any)\s+of\s+(?:this|that|these|those))\b(?P<tail>[^?]*)\?*\s*$")
 
 
 def restate(question: str) -> str:
@@ -602,6 +609,14 @@ def restate(question: str) -> str:
         if named != request:
             sentences = [named if s is request else s for s in sentences]
             request = named
+    does = _DO_THAT_KIND.match(request) if request is not None else None
+    if request is not None and does:
+        # "I'd like to fill in frames between two keyframes, … Which papers do this kind of thing purely at sampling
+        # time?": what the asker wants to do, done as the request's tail says
+        wants = [w.group("v") for s in sentences[: sentences.index(request)] for w in [_WANTS_TO.search(s)] if w]
+        if wants:
+            pointing, request = request, f"Which papers {wants[-1].strip()}{does.group('tail').rstrip()}?"
+            sentences = [request if s is pointing else s for s in sentences]
     if request is not None and _IN_THAT_DIRECTION.search(request):
         # "I want to teach a text-to-image model a new subject. Which papers do customization in that
         # direction?": what the asker wants to do is what is asked
@@ -614,6 +629,12 @@ def restate(question: str) -> str:
     if anaphoric and (request is None or back):
         aside = " or ".join(x for x in map(_set_aside, sentences) if x)
         return f"{anaphoric.rstrip('?')}, not {aside}?" if aside else anaphoric
+    if request is None and len(sentences) > 1 and _asks(sentences[-1]) and not _requests_something(sentences[-1]) \
+            and _NARRATES.match(sentences[0]) and not _WHICH_WAS_IT.match(sentences[-1]) and not any(map(_recalls, sentences)):
+        # "I maintain causal graphs for a manufacturing line. New sensors … On top of that, … Is there work that
+        # helps with either problem?": the asker's story is what papers are sought for, a description to search
+        # (read as a question, the whole story was what "no abstract states")
+        return " ".join(s.strip() for s in sentences[:-1])
     if request is None:  # a description of a paper, in as many sentences as it takes ...
         asides = [_set_aside(s) for s in sentences]
         if not asides[0] and any(asides):
