@@ -498,6 +498,8 @@ def test_what_else_is_set_aside_and_who_runs_a_technique(asked: str, plain: str)
         # "side" was a word of the topic ("side strip or subvert llm safety alignment")
         ("Attack side only: which papers show how to strip an LLM's safety alignment by fine-tuning?",
          "Attack only: which papers show how to strip an LLM's safety alignment by fine-tuning?"),
+        ("Attack side, physical autonomy: which papers show how to compromise self-driving cars?",
+         "Attack only, physical autonomy: which papers show how to compromise self-driving cars?"),
         # ... after a heading too ("side" was a word of a setting: "for llms side")
         ("Knowledge editing for LLMs, methods side: which papers propose editors that change facts?",
          "Knowledge editing for LLMs, methods only: which papers propose editors that change facts?"),
@@ -613,3 +615,15 @@ def test_work_that_helps_with_either_problem_asks_what_the_sentences_before_it_s
     story = asked.rsplit(" Is there", 1)[0]
     assert restate(asked) == story
     assert restate(asked.replace("either problem", "both problems")) == story
+
+
+def test_a_request_for_what_holds_up_under_these_conditions_searches_the_askers_story() -> None:
+    # "We'd like models that hold up under these conditions …" was read as "models these conditions — must defend or
+    # make it robust", and two least-squares papers were shown as the closest
+    story = ("We're building perception for a sidewalk delivery robot with LiDAR and cameras. In rain or fog, or when one "
+             "sensor degrades, our 3D detector quietly falls apart.")
+    wish = "We'd like models that hold up under these conditions, or at least tell us when not to trust their output."
+    assert restate(f"{story} {wish} What should we read from ICLR 2025?") == f"{story} {wish}"
+    # a request with a topic of its own after the story stays the request
+    assert restate(f"{story} Which papers make LiDAR 3D detectors robust to fog?") == (
+        "Which papers make LiDAR 3D detectors robust to fog?")

@@ -109,6 +109,9 @@ def refusal_text(verdict: Assessment) -> str:
         return f"{_unsupported(verdict.premise, verdict.whole)} The closest papers, each with what its abstract does not state:"
     elif verdict.related:
         tail = " What the paper is about:"
+    elif verdict.closest and verdict.premise and verdict.whole:
+        # ... and so when only the search's first are shown (the engine heads them): what no abstract states all of
+        return _unsupported(verdict.premise, verdict.whole)
     else:
         tail = ""
     return f"{REFUSAL}{why}{tail}"

@@ -524,7 +524,8 @@ _SCRUTINY = _rx(r"\b(?:put|puts|putting|place|places|placing)\s+(?P<x>[^,;:.?!]+
 
 
 # "Attack side only: which papers …": attacks only ("side" is no word of the topic)
-_SIDE_ONLY = _rx(r"(?:^|(?<=,\s))\s*(?P<x>[\w-]+)\s+side(?:\s+only)?\s*:")  # (also after a heading: "…, methods side:")
+# (also after a heading: "…, methods side:", and before one: "Attack side, physical autonomy: …")
+_SIDE_ONLY = _rx(r"(?:^|(?<=,\s))\s*(?P<x>[\w-]+)\s+side(?:\s+only)?\s*(?P<end>:|,(?!\s*(?:but|not|and|or|except|excluding)\b)(?=[^:?.]{1,60}:))")
 # "Before we burn compute, is there work …?": when the asker will read them, no part of the request
 _BEFORE_WE = _rx(r"(?:^|(?<=[.!?]\s))\s*before\s+(?:i|we)\b[^,;:?]{0,80},\s*(?P<next>(?:is|are|was|were|what|which|how|why|who|any|has|have|do|does|did|can|could)\b)")
 # What the asker would do with the papers, and that they appeared: no part of what they are ("What new
@@ -545,7 +546,7 @@ _PLAIN_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
     (_SCRUTINY, lambda m: f"evaluate {m.group('x')}"),
     (_AS_A_ROLE, ""),
     (_WHO_RUNS, "Who uses "),
-    (_SIDE_ONLY, lambda m: f"{m.group('x')} only:"),
+    (_SIDE_ONLY, lambda m: f"{m.group('x')} only{m.group('end')}"),
     (_BEFORE_WE, lambda m: m.group("next").capitalize()),
     (_SAID_OF_ANY, ""),
     (_ASKERS_USE, ""),
@@ -554,6 +555,9 @@ _PLAIN_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
 )
 # A request that points back "in that direction" or "this way" at what the asker said before ("anything along those
 # lines" is `_ALONG_THOSE`'s)
+# What a request names by pointing back at the story before it: "models that hold up under these conditions"
+_POINTS_AT = _rx(r"\b(?:these|those|such)\s+(?:[\w-]+\s+)?(?:conditions|circumstances|situations?|cases|failures?|"
+                 r"failure\s+modes|problems?|issues?|pain\s+points)\b")
 # The asker telling their own story ("I maintain …", "We're building …", "I'm an epidemiologist …")
 _NARRATES = _rx(r"^\s*(?:i|we|i'm|we're|i've|we've|i'd|we'd|our|my)\b")
 _IN_THAT_DIRECTION = _rx(r"\b(?:in\s+(?:that|this|the\s+same)\s+(?:direction|way|manner)|(?:that|this|the\s+same)\s+way)\s*[?.!]?\s*$")
@@ -629,12 +633,16 @@ def restate(question: str) -> str:
     if anaphoric and (request is None or back):
         aside = " or ".join(x for x in map(_set_aside, sentences) if x)
         return f"{anaphoric.rstrip('?')}, not {aside}?" if aside else anaphoric
-    if request is None and len(sentences) > 1 and _asks(sentences[-1]) and not _requests_something(sentences[-1]) \
-            and _NARRATES.match(sentences[0]) and not _WHICH_WAS_IT.match(sentences[-1]) and not any(map(_recalls, sentences)):
+    if len(sentences) > 1 and _NARRATES.match(sentences[0]) and not any(map(_recalls, sentences)) and (
+            (request is None and _asks(sentences[-1]) and not _requests_something(sentences[-1])
+             and not _WHICH_WAS_IT.match(sentences[-1]))
+            or (request is not None and request is not sentences[0] and _POINTS_AT.search(request))):
         # "I maintain causal graphs for a manufacturing line. New sensors … On top of that, … Is there work that
-        # helps with either problem?": the asker's story is what papers are sought for, a description to search
-        # (read as a question, the whole story was what "no abstract states")
-        return " ".join(s.strip() for s in sentences[:-1])
+        # helps with either problem?", "… In rain or fog … our 3D detector falls apart. We'd like models that hold
+        # up under these conditions. What should we read?": the asker's story is what papers are sought for, a
+        # description to search (read as a question, the whole story was what "no abstract states", and "these
+        # conditions" a topic)
+        return " ".join(s.strip() for s in sentences if _requests_something(s) or s is request)
     if request is None:  # a description of a paper, in as many sentences as it takes ...
         asides = [_set_aside(s) for s in sentences]
         if not asides[0] and any(asides):

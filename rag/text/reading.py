@@ -819,6 +819,9 @@ def _asks(question: str) -> Asks:
     stated = _CONTRAST.sub(" ", question)
     if _HOW_OF_A_SUBJECT.match(stated):  # "How does Bonsai condense a graph dataset …": its method
         return "method"
+    either = _EITHER_KIND.search(stated)
+    if either and (either["b"] or either["c"] or "").lower() in _WORK_KINDS:
+        stated = stated[: either.start()] + " " + stated[either.end():]  # "methods or benchmarks": either kind
     # what it gives as examples is no benchmark or theory asked for ("e.g. new benchmarks", "e.g. …
     # deeper proof structures"), nor what it names as options ("…, either improving models or building
     # benchmarks")
@@ -1149,6 +1152,25 @@ _SAYS_NO_PROBLEM = frozenset("""problem problems task tasks practical real-world
     applied application applications everyday common standard classic classical""".split())
 
 
+# "methods or simulators for many-agent settings", "datasets or methods for X": either kind of work, so neither
+# is asked for (read as a topic "simulators", or as "must introduce a benchmark", it excluded the methods)
+_WORK_KINDS = frozenset("""method methods approach approaches technique techniques algorithm algorithms simulator
+    simulators benchmark benchmarks dataset datasets tool tools environment environments system systems framework
+    frameworks model models library libraries""".split())
+_GENERAL_KINDS = frozenset("method methods approach approaches technique techniques algorithm algorithms".split())
+_EITHER_KIND = re.compile(r"\b(?:(?P<a>methods?|approach(?:es)?|techniques?|algorithms?)\s+(?:or|and/or)\s+(?P<b>[a-z]+)"
+                          r"|(?P<c>[a-z]+)\s+(?:or|and/or)\s+(?P<d>methods?|approach(?:es)?|techniques?|algorithms?))\b", re.I)
+
+
+def _any_kind_of_work(words: list[str]) -> list[str]:
+    """Without "methods or simulators" / "datasets or methods": a general kind of work offered beside another."""
+    for k in range(len(words) - 2):
+        a, o, b = words[k : k + 3]
+        if o == "or" and a in _WORK_KINDS and b in _WORK_KINDS and (a in _GENERAL_KINDS or b in _GENERAL_KINDS):
+            return words[:k] + words[k + 3 :]
+    return words
+
+
 def _cast_as(words: list[str]) -> list[str]:
     """"cast X as Y": Y is the topic when X is any problem ("a practical ML problem"); otherwise X
     stays, and the verb goes."""
@@ -1218,7 +1240,7 @@ def read(question: str, search_text: str | None = None, examples: bool = True) -
         question = colon_list(question)
         search_text = colon_list(search_text) if search_text is not None else None
     asks = _asks(question)
-    words = _strip_frame(_tokens(clean(search_text if search_text is not None else question)))
+    words = _strip_frame(_any_kind_of_work(_tokens(clean(search_text if search_text is not None else question))))
     # a framing verb after a subject of its own is what the subject does ("why do RL agents explore so
     # inefficiently": exploration; "papers that explore X" frame)
     words = [_DONE_BY_SUBJECT.get(w, w) if _after_subject(words, k) else w for k, w in enumerate(words)]
