@@ -134,3 +134,17 @@ def test_a_refusal_names_the_paper_described_then_why() -> None:
     verdict.explain = ""
     verdict.premise, verdict.described = "that grokking needs weight decay", False
     assert refusal_text(verdict) == f"{REFUSAL} {PREMISE_NAMED[0]} “that grokking needs weight decay”."
+
+
+def test_a_refusal_that_shows_only_the_searchs_first_names_what_no_abstract_states_all_of_first() -> None:
+    # with its related papers (far down the search) no longer shown, a list question's refusal opened "I could not
+    # find ICLR 2025 papers that answer this question." above the papers the search found first
+    from rag.grounding.evidence import Assessment, Focus, Item
+    from rag.grounding.verify import PREMISE_NAMED, REFUSAL, refusal_text
+
+    verdict = Assessment(False, "no abstract sentence answers the question", Focus(kind="list"),
+                         premise="keep a user's input hidden from the server", whole=True,
+                         closest=[Item(number=1, sentences=["We propose CipherPrune."], score=0.5, coverage=0.5)])
+    assert refusal_text(verdict) == f"{PREMISE_NAMED[0]} all of “keep a user's input hidden from the server”."
+    verdict.closest = []  # nothing shown: the refusal says so
+    assert refusal_text(verdict) == f"{REFUSAL} {PREMISE_NAMED[0]} all of “keep a user's input hidden from the server”."

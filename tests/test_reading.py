@@ -1906,3 +1906,19 @@ def test_languages_other_than_english_is_a_setting_not_a_contrast() -> None:
     setting = next(c for c in r.constraints if "english" in c.text)
     assert ("multilingu",) in setting.units[0].alternatives
     assert read("Which papers study LLM agents other than web agents?").aside == "other than web agents"
+
+
+@pytest.mark.parametrize("question", [
+    # "methods or simulators built for many-agent settings" was read as the topic "simulators" (methods were
+    # excluded), "datasets or methods for X" as "must introduce a benchmark", "methods or benchmarks" as a direction
+    "Are there ICLR 2025 methods or simulators built for many-agent settings?",
+    "Are there datasets or methods for sign language translation?",
+    "Which methods or benchmarks target long-context reasoning?",
+])
+def test_a_general_kind_of_work_offered_beside_another_asks_for_neither(question: str) -> None:
+    r = read(restate(question))
+    assert r.asks == "papers", r.note()
+    said = {u.text for f in r.facets for u in f.units}
+    assert not said & {"methods", "simulators", "datasets", "benchmarks"} and not any(c.kind == "direction" for c in r.constraints), r.note()
+    # one kind alone is still asked for
+    assert read("Which benchmarks evaluate LLM agents?").asks == "benchmark"
