@@ -37,7 +37,7 @@ from rag.text.reading import (
     family_alternatives,
 )
 from rag.text.roles import OWN, Role, sentence_roles
-from rag.text.terms import FRAMING, PROPOSING, STOPWORDS, TermStats, stem, words
+from rag.text.terms import FRAMING, PROPOSING, STOPWORDS, TermStats, one_word, stem, words
 from rag.types import Source
 
 # Thresholds chosen on the relevance labels (evals/data/relevance_labels.jsonl, `rag eval --relevance`):
@@ -897,10 +897,8 @@ def set_aside(reading: Reading, papers: Mapping[int, PaperText]) -> set[int]:
 
 
 def _alike(stems: set[str], title: frozenset[str]) -> set[str]:
-    """The stems a title holds, or holds a longer or shorter form of ("provers" of "Theorem Proving": the stems
-    "prover" and "prove"; five letters at least, so that "art" is no "arte")."""
-    return {s for s in stems if s in title or len(s) >= 5 and any(
-        len(t) >= 5 and (t.startswith(s) or s.startswith(t)) for t in title)}
+    """The stems a title holds, or holds a longer or shorter form of ("provers" of "Theorem Proving")."""
+    return {s for s in stems if s in title or any(one_word(s, t) for t in title)}
 
 
 # Acronyms an aside names, and the family of their written-out forms (rag.text.reading.FAMILIES)

@@ -1529,12 +1529,15 @@ def _members_set_aside(aside: str, asked: str, facets: tuple[Facet | None, ...])
     named = {stem(w) for w in _tokens(clean(said)) if _is_content(w)}
     own = {stem(w) for w in _tokens(clean(asked)) if _is_content(w)}
 
-    def own_form(s: str) -> bool:
-        return any(s.startswith(o[:5]) or o.startswith(s[:5]) for o in own | {f.text for f in facets if f is not None})
-
     kinds = {stem(m) for ms in INSTANCES.values() for m in ms if " " not in m and "-" not in m}
     return {a[0] for f in facets if f is not None for u in f.units for a in u.alternatives
-            if len(a) == 1 and a[0] in named and a[0] in kinds and not own_form(a[0])}
+            if len(a) == 1 and a[0] in named and a[0] in kinds and not any(_begun(a[0], o) for o in own)}
+
+
+def _begun(a: str, b: str) -> bool:
+    """Whether two stems begin alike, as far as five letters or the shorter one goes ("rlhf" of "RL"'s "rl",
+    "protect" of "protections"): a form of a word the question asks with, or an acronym it extends."""
+    return a.startswith(b[:5]) or b.startswith(a[:5])
 
 
 def _without_members(facet: Facet, members: set[str]) -> Facet:

@@ -200,6 +200,12 @@ def stem(word: str) -> str:
     return stemmed
 
 
+def one_word(a: str, b: str) -> bool:
+    """Whether two stems are forms of one word: equal, or one begins the other, five letters at least ("prover"
+    and "prove" of "Theorem Proving", "detector" and "detect"; "art" is no "arte")."""
+    return a == b or (len(a) >= 5 and len(b) >= 5 and (a.startswith(b) or b.startswith(a)))
+
+
 def is_content(word: str) -> bool:
     return word not in STOPWORDS and word not in FRAMING and (len(word) > 1 or word.isdigit())
 
