@@ -435,7 +435,7 @@ def _or_again(m: re.Match[str]) -> str:
 
 
 # Who made a generated thing, as the family "machine-generated" names it: "llm-generated", "ai-generated"
-_MAKER = {"llm": "llm", "large": "llm", "language": "llm", "ai": "ai", "machine": "machine"}
+_MAKER = {"llm": "LLM", "large": "LLM", "language": "LLM", "ai": "AI", "machine": "machine"}
 
 
 # Idioms of time that frame the question ("detect after the fact that my data was used")
