@@ -186,7 +186,7 @@ def question_focus(
     if kind == "list":
         # a list question's name that several retrieved titles hold is a term those papers share ("Medical
         # imaging work on full 3D CT or MRI volumes": three MRI papers), not one paper's name
-        naming = [n for n in naming if sum(bool(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", s.title)) for s in sources) < 2]
+        naming = [n for n in naming if sum(_in_title(n, s.title) for s in sources) < 2]
     # a list question's words are the topic its papers share: most of one title's words name no paper
     by_words = not asks_papers(question)
     # ... nor does a name in its title ("Which papers use EEG …": papers titled with EEG are candidates)
@@ -257,8 +257,7 @@ def names_paper(question: str, title: str, qnames: Sequence[str] = (), stats: Te
     if name and set(words(name)) <= qwords and any(len(w) >= 3 for w in words(name)):
         if not common_term(name, stats) or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question):
             return True
-    title_words = set(words(title))
-    if any(set(words(n)) <= title_words for n in qnames):
+    if any(_in_title(n, title) for n in qnames):
         return True
     tstems = set(content_stems(title))
     if not by_words or len(tstems) < 3:
@@ -266,6 +265,11 @@ def names_paper(question: str, title: str, qnames: Sequence[str] = (), stats: Te
     qstems = content_stems(question)
     span = 2 * len(tstems) if together else len(qstems)
     return any(len(tstems & set(qstems[i: i + span])) >= 0.8 * len(tstems) for i in range(max(1, len(qstems) - span + 1)))
+
+
+def _in_title(name: str, title: str) -> bool:
+    """Whether a title holds a name's words ("MRI" in "… Radial MRI with …")."""
+    return set(words(name)) <= set(words(title))
 
 
 def ask_terms(question: str, named_titles: Sequence[str] = ()) -> list[str]:

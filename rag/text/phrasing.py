@@ -614,19 +614,14 @@ def restate(question: str) -> str:
             sentences = [named if s is request else s for s in sentences]
             request = named
     does = _DO_THAT_KIND.match(request) if request is not None else None
-    if request is not None and does:
+    if request is not None and (does or _IN_THAT_DIRECTION.search(request)):
+        # "I want to teach a text-to-image model a new subject. Which papers do customization in that direction?",
         # "I'd like to fill in frames between two keyframes, … Which papers do this kind of thing purely at sampling
-        # time?": what the asker wants to do, done as the request's tail says
+        # time?": what the asker wants to do is what is asked (done as the request's tail says)
         wants = [w.group("v") for s in sentences[: sentences.index(request)] for w in [_WANTS_TO.search(s)] if w]
         if wants:
-            pointing, request = request, f"Which papers {wants[-1].strip()}{does.group('tail').rstrip()}?"
-            sentences = [request if s is pointing else s for s in sentences]
-    if request is not None and _IN_THAT_DIRECTION.search(request):
-        # "I want to teach a text-to-image model a new subject. Which papers do customization in that
-        # direction?": what the asker wants to do is what is asked
-        wants = [w.group("v") for s in sentences[: sentences.index(request)] for w in [_WANTS_TO.search(s)] if w]
-        if wants:
-            pointing, request = request, f"Which papers {wants[0].strip()}?"
+            tail = does.group("tail").rstrip() if does else ""
+            pointing, request = request, f"Which papers {wants[0].strip()}{tail}?"
             sentences = [request if s is pointing else s for s in sentences]
     back = _points_back(sentences)
     anaphoric = _does_this(sentences) or back

@@ -1158,8 +1158,9 @@ _WORK_KINDS = frozenset("""method methods approach approaches technique techniqu
     simulators benchmark benchmarks dataset datasets tool tools environment environments system systems framework
     frameworks model models library libraries""".split())
 _GENERAL_KINDS = frozenset("method methods approach approaches technique techniques algorithm algorithms".split())
-_EITHER_KIND = re.compile(r"\b(?:(?P<a>methods?|approach(?:es)?|techniques?|algorithms?)\s+(?:or|and/or)\s+(?P<b>[a-z]+)"
-                          r"|(?P<c>[a-z]+)\s+(?:or|and/or)\s+(?P<d>methods?|approach(?:es)?|techniques?|algorithms?))\b", re.I)
+_GENERAL = "|".join(sorted(_GENERAL_KINDS, key=len, reverse=True))
+_EITHER_KIND = re.compile(rf"\b(?:(?:{_GENERAL})\s+(?:or|and/or)\s+(?P<b>[a-z]+)|(?P<c>[a-z]+)\s+(?:or|and/or)\s+(?:{_GENERAL}))\b",
+                          re.I)
 
 
 def _any_kind_of_work(words: list[str]) -> list[str]:
