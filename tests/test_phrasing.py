@@ -316,6 +316,24 @@ def test_a_contrast_as_a_heading_follows_the_question() -> None:
         "Which papers make RL agents hold up against adversaries, defenses rather than attacks?"
 
 
+def test_a_contrast_put_first_ends_before_the_request() -> None:
+    # its own commas (in parentheses, between adjectives) ended it early, and the whole question was refused
+    assert restate("Rather than always paying for the slow, deliberate path (explicit search, full reasoning traces), "
+                   "which papers let a model switch to a cheap fast mode on easy inputs?") == \
+        ("Which papers let a model switch to a cheap fast mode on easy inputs, rather than always paying for the slow, "
+         "deliberate path (explicit search, full reasoning traces)?")
+    assert read("Which papers let a model switch to a cheap fast mode on easy inputs?").topic.label.split()[0] == "model"
+
+
+@pytest.mark.parametrize("request_", ["Which ICLR 2025 papers fit this situation?", "Which papers are relevant to our case?",
+                                      "What work matches my needs?", "Which papers apply to this setting?"])
+def test_a_story_then_a_request_that_only_points_at_it(request_: str) -> None:
+    # "fit this situation" was read as the topic: two papers on "situated faithfulness" and a Hanabi agent
+    story = ("I work with a neurology group on scalp EEG, doing sleep staging. Recordings drift across days and "
+             "we have no labels for new patients.")
+    assert restate(f"{story} {request_}") == story
+
+
 @pytest.mark.parametrize(
     ("asked", "plain"),
     [

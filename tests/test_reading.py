@@ -1922,3 +1922,11 @@ def test_a_general_kind_of_work_offered_beside_another_asks_for_neither(question
     assert not said & {"methods", "simulators", "datasets", "benchmarks"} and not any(c.kind == "direction" for c in r.constraints), r.note()
     # one kind alone is still asked for
     assert read("Which benchmarks evaluate LLM agents?").asks == "benchmark"
+
+
+def test_learning_by_watching_is_learning_from_what_is_watched() -> None:
+    # "by watching a video" needed "watch" as much as "video": the video-tutorial web-agent benchmark was "not
+    # stated: using watching video" and the question refused
+    technique = read("Which agents learn what to do by watching a video?").constraints[0]
+    weight = {u.text: u.weight for u in technique.units}
+    assert weight["video"] == 1.0 and weight["watching"] < 0.5

@@ -118,7 +118,11 @@ _WH = re.compile(r"^\s*(?:why|how|what|whether|which|who|when|where)\b", re.I)
 # method for X: I want …" too; not "Not all …")
 _LEADING_CONTRAST = _rx(
     r"^\s*(?P<contrast>(?:rather\s+than|instead\s+of|as\s+opposed\s+to|unlike|other\s+than|"
-    r"not(?!\s+(?:all|every|sure|certain|only|just|much|many)\b))\b[^,;:]+)[,;:]\s*(?P<rest>.+)$",
+    r"not(?!\s+(?:all|every|sure|certain|only|just|much|many)\b))\b"
+    # (to the comma before the request when the contrast has commas of its own: "Rather than always paying for the
+    # slow, deliberate path (explicit search, full reasoning traces), which papers …")
+    r"(?:.+?(?=[,;:]\s*(?:which|what|how|who|why|where|i|we|are|is|do|does|has|have|can|could|any)\b)|[^,;:]+))"
+    r"[,;:]\s*(?P<rest>.+)$",
 )
 # "Defenses rather than attacks: which papers make RL agents hold up …": a contrast as a heading
 _HEADING_CONTRAST = _rx(
@@ -166,9 +170,12 @@ def _says_something(sentence: str) -> bool:
 # situation"), and what it asks of papers beyond finding them ("What should I read?", "Which ones should I
 # look at?"): neither says what the papers are about
 _POINTER = _rx(
-    r"\b(?:(?:helps?|helping|solves?|solving|fix|fixes|fixing)\s+(?:with\s+)?)?"  # "work that helps with either problem"
+    # "work that helps with either problem", "papers that fit this situation", "… are relevant to my case"
+    r"\b(?:(?:helps?|helping|solves?|solving|fix|fixes|fixing|fits?|fitting|match(?:es)?|suits?|appl(?:y|ies)\s+to|"
+    r"(?:are|is|be)\s+(?:most\s+)?(?:relevant|useful|applicable)\s+(?:to|for|in)|relates?\s+to|speaks?\s+to)\s+(?:with\s+)?)?"
     r"(?:these|those|this|that|such|my|our|either|both|each|the\s+two)\s+(?:[\w-]+\s+){0,2}?(?:problems?|issues?|challenges?|questions?|"
-    r"needs?|concerns?|limitations?|difficulties|situations?|scenarios?|use\s+cases?|pain\s+points?)\b"
+    r"needs?|concerns?|limitations?|difficulties|situations?|scenarios?|use\s+cases?|pain\s+points?|settings?|setups?|cases?|"
+    r"constraints|requirements)\b"
     r"|\b(?:should|could|would|can|do|must|to)\s+(?:i|we|one)?\s*(?:read|look\s+(?:at|into)|check(?:\s+out)?|cite|"
     r"consult|start\s+with)\b|\b(?:to|worth)\s+(?:reading|read|looking\s+at|checking)\b"
     rf"|{_VENUE}"

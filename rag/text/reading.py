@@ -269,7 +269,8 @@ SOFT = frozenset(
     creating develop develops developing construct constructs constructing devise devises bring brings
     repurpose repurposes repurposing leverage leverages leveraging reuse reuses reusing going serve serves
     serving put puts putting teach teaches teaching taught probe examine examines bringing brought carry
-    carries carried carrying gone went back take takes taking took taken""".split()
+    carries carried carrying gone went back take takes taking took taken watch watches watching watched
+    observing seeing""".split()
 )
 
 

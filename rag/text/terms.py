@@ -64,7 +64,7 @@ FRAMING = frozenset(
     anything something someone please help way ways etc e g ie provide provides provided providing
     offer offers offered offering possibly potentially especially particularly specifically typically
     mainly primarily purely recently ideally actually actual truly really genuinely still already anywhere somewhere
-    everywhere anyone anybody""".split()
+    everywhere anyone anybody let lets letting""".split()
 )
 # Words that frame a question only where it starts ("Search for papers on …"); inside or at the end
 # of a question they are its topic ("learn to search", "neural architecture search").
