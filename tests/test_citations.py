@@ -136,15 +136,23 @@ def test_a_refusal_names_the_paper_described_then_why() -> None:
     assert refusal_text(verdict) == f"{REFUSAL} {PREMISE_NAMED[0]} “that grokking needs weight decay”."
 
 
-def test_a_refusal_that_shows_only_the_searchs_first_names_what_no_abstract_states_all_of_first() -> None:
-    # with its related papers (far down the search) no longer shown, a list question's refusal opened "I could not
-    # find ICLR 2025 papers that answer this question." above the papers the search found first
+def test_a_list_request_with_papers_to_show_does_not_open_by_saying_no_abstract_states_it() -> None:
+    # "No ICLR 2025 abstract here states all of “…”" above the papers closest to a list request: blind readers
+    # took it for "nothing fits" and marked it false beside papers that fit (23 of 24 answers scored a point
+    # higher without it, docs/relevance.md §5w)
     from rag.grounding.evidence import Assessment, Focus, Item
     from rag.grounding.verify import PREMISE_NAMED, REFUSAL, refusal_text
 
+    shown = Item(number=1, sentences=["We propose CipherPrune."], score=0.5, coverage=0.5)
     verdict = Assessment(False, "no abstract sentence answers the question", Focus(kind="list"),
-                         premise="keep a user's input hidden from the server", whole=True,
-                         closest=[Item(number=1, sentences=["We propose CipherPrune."], score=0.5, coverage=0.5)])
-    assert refusal_text(verdict) == f"{PREMISE_NAMED[0]} all of “keep a user's input hidden from the server”."
-    verdict.closest = []  # nothing shown: the refusal says so
+                         premise="keep a user's input hidden from the server", whole=True, closest=[shown])
+    assert refusal_text(verdict) == ""  # the engine heads the search's first papers
+    shown.missing = ["at inference time"]
+    verdict.closest, verdict.related = [], [shown]
+    assert refusal_text(verdict) == ("The papers closest to “keep a user's input hidden from the server”, each with "
+                                     "what its abstract does not state:")
+    verdict.related = []  # nothing shown: the refusal says so
     assert refusal_text(verdict) == f"{REFUSAL} {PREMISE_NAMED[0]} all of “keep a user's input hidden from the server”."
+    # a claim no abstract states is still named first
+    verdict.whole, verdict.related = False, [shown]
+    assert refusal_text(verdict).startswith(f"{PREMISE_NAMED[0]} “keep a user's input hidden from the server”.")

@@ -1930,3 +1930,18 @@ def test_learning_by_watching_is_learning_from_what_is_watched() -> None:
     technique = read("Which agents learn what to do by watching a video?").constraints[0]
     weight = {u.text: u.weight for u in technique.units}
     assert weight["video"] == 1.0 and weight["watching"] < 0.5
+
+
+@pytest.mark.parametrize("where", ["outside English", "outside of English", "beyond English"])
+def test_outside_english_is_the_other_languages(where: str) -> None:
+    # "outside English" set the rest of the request aside, and generic VLM papers filled the list
+    r = read(f"Which papers study vision-language models {where}, e.g. training a multilingual multimodal LLM?")
+    assert "in languages other than english" in r.note() and not r.aside, r
+    # "outside" anything else is still a contrast
+    assert read("Which papers use transformers outside of language modeling?").aside == "outside of language modeling"
+
+
+def test_turning_a_model_into_another_is_no_word_to_find() -> None:
+    # "not stated: turn" on the papers that make an MLLM the retriever
+    topic = read("Which papers turn a multimodal LLM into the retriever itself?").topic
+    assert {u.text: u.weight for u in topic.units}["turn"] < 0.5

@@ -229,3 +229,17 @@ def test_the_table_of_a_searched_list_is_not_headed_as_papers_that_meet_the_ques
     assert table_label(searched, 4) == "The papers closest to the question (4)"
     assert table_label(met, 4) == "Every paper that meets the question (4)"
     assert table_label([], 0) == "Every paper that meets the question"
+
+
+def test_a_refusal_that_shows_the_closest_papers_does_not_say_nothing_answers() -> None:
+    # beside the papers closest to a list request, "No retrieved abstract answers this question" read as "nothing
+    # fits" (docs/relevance.md §5w); with nothing to show it is still what the panel says
+    from rag.types import AnswerItem
+
+    related = AnswerItem(number=1, paper_id="p1", title="Paper 1", sentences=["We do X."], missing=["at test time"])
+    answer = Answer(question="q", text="The papers closest to “X”, …", refused=True, sources=[_source(1)],
+                    refusal_reason="no abstract here states all of it: at test time", related=[related])
+    shown = sources_html(answer)
+    assert "the reading does not find every part of the question" in shown and "No retrieved abstract" not in shown
+    answer.related = []
+    assert "No retrieved abstract answers this question" in sources_html(answer)

@@ -177,7 +177,7 @@ class AnswerEngine(CustomQueryEngine):
         if closest:
             lines += ["\n" + (CLOSEST_HEADING if related else CLOSEST_ALONE_HEADING), *(it.markdown() for it in closest)]
         return self._answer(
-            question, retrieval, timings, text=text + "".join("\n" + line for line in lines),
+            question, retrieval, timings, text=(text + "".join("\n" + line for line in lines)).lstrip(),
             refused=True, llm_called=False, mode="refusal", refusal_reason=verdict.reason,
             reading=verdict.reading, related=related, closest=closest,
             citations=sorted(citations + closest_citations, key=lambda c: c.number), matching_ids=verdict.matching_ids,

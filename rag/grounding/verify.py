@@ -102,6 +102,11 @@ def refusal_text(verdict: Assessment) -> str:
         return f"{REFUSAL}{why}{tail}"
     if verdict.related and verdict.premise and not any(it.missing for it in verdict.related):
         tail = " The closest papers (none of them states it):"
+    elif verdict.related and verdict.premise and verdict.whole:
+        # A list request whose topic is stated and a constraint, as worded, is not: the closest papers, with the
+        # request they come closest to, and each with what its abstract does not state. It does not open by saying
+        # no abstract states the request: readers took that for "nothing fits" beside papers that do (§5w).
+        return f"The papers closest to “{_plain(verdict.premise)}”, each with what its abstract does not state:"
     elif verdict.related and verdict.premise:
         # The topic is stated and a constraint, as worded, is not: the answer names what no abstract states,
         # and does not open by saying nothing was found (its closest papers are on the writers' lists
@@ -110,18 +115,22 @@ def refusal_text(verdict: Assessment) -> str:
     elif verdict.related:
         tail = " What the paper is about:"
     elif verdict.closest and verdict.premise and verdict.whole:
-        # ... and so when only the search's first are shown (the engine heads them): what no abstract states all of
-        return _unsupported(verdict.premise, verdict.whole)
+        # ... and so when only the search's first are shown (the engine heads them)
+        return ""
     else:
         tail = ""
     return f"{REFUSAL}{why}{tail}"
+
+
+def _plain(premise: str) -> str:
+    return re.sub(r"\s+([,.;:?!])", r"\1", " ".join(premise.split()))  # (where an aside was left out)
 
 
 def _unsupported(premise: str, whole: bool = False, described: bool = False) -> str:
     """What no abstract states: a claim ("that …", a topic) is stated, a question ("Why do …") answered,
     a paper ("a paper where …") described. A list question's request (`whole`) is what no abstract
     states all of: its closest papers state parts of it, and say which part they lack."""
-    premise = re.sub(r"\s+([,.;:?!])", r"\1", " ".join(premise.split()))  # (where an aside was left out)
+    premise = _plain(premise)
     if described:
         return f"{PREMISE_NAMED[1]} “{premise}”."
     if re.match(r"(?i)(?:why|how|what|which|when|where|who|do|does|did|is|are|can)\b", premise):

@@ -270,7 +270,7 @@ SOFT = frozenset(
     repurpose repurposes repurposing leverage leverages leveraging reuse reuses reusing going serve serves
     serving put puts putting teach teaches teaching taught probe examine examines bringing brought carry
     carries carried carrying gone went back take takes taking took taken watch watches watching watched
-    observing seeing""".split()
+    observing seeing turn turns turning turned""".split()
 )
 
 
@@ -364,7 +364,7 @@ ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 # ("…, and how do they …").
 _CONTRAST_WORDS = (
     r"rather\s+than|as\s+opposed\s+to|instead\s+of|(?<!languages\s)other\s+than|as\s+distinct\s+from|"
-    r"(?<!from\s)outside\s+(?:of\s+)?(?!(?:the|a|an|its|their|this|these)\b)|"
+    r"(?<!from\s)outside\s+(?!(?:of\s+)?(?:the|a|an|its|their|this|these|english)\b)(?:of\s+)?|"
     r"not\s+(?:new|just|only|merely)|but\s+not|excluding|except(?:\s+for)?"
 )
 _CONTRAST = re.compile(rf"(?:,\s*)?\b(?:{_CONTRAST_WORDS})\b.*$|,\s*not\b.*$", re.I | re.S)
@@ -485,6 +485,10 @@ _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "aft
            (re.compile(r"\b(?:just\s+|only\s+)?(?:one\s+or\s+two|one\s+or\s+a\s+few|a\s+couple\s+of|a\s+handful\s+of|"
                        r"a\s+few|very\s+few|few|a\s+single|one|a\s+small\s+number\s+of)\s+(?=(?:demonstrations?|demos?|"
                        r"examples?|trajectories|(?:labell?ed\s+)?examples)\b)", re.I), "few-shot "),
+           # "vision-language models outside English", "beyond English": in languages other than English (an aside
+           # "outside English" set the request aside, and generic VLM papers filled the list)
+           (re.compile(r"\b(?:outside|beyond)\s+(?:of\s+)?(?:the\s+)?English(?:\s+language)?\b", re.I),
+            "in languages other than English"),
            # "MPC used inside a learning method": used in one ("inside" was a technique no abstract words)
            (re.compile(r"\b(used|applied|employed|run)\s+inside\b", re.I), r"\1 within"),
            # a shared second half written once: "single-/multi-index models", "pre- and post-training"
