@@ -1064,6 +1064,8 @@ def test_a_how_or_why_question_about_one_named_paper_quotes_more_of_its_how_and_
                      "the training loss without materializing the huge logit matrix, and how does it keep throughput up?")
     assert [it.title for it in a.items] == ["Cut Your Losses in Large-Vocabulary Language Models"], a.text
     assert "log-sum-exp" in a.text and len(a.items[0].sentences) >= 3, a.text
+    # ... and how it keeps throughput up, the question's second part (four sentences left it out: §5x)
+    assert "To improve the throughput of CCE" in a.text and "only computes the logit for the correct token" in a.text, a.text
     b = full_rag.ask("In 'Equivariant Denoisers Cannot Copy Graphs: Align Your Graph Diffusion Models', why do standard "
                      "permutation-equivariant denoisers fail at graph-to-graph tasks like retrosynthesis?")
     assert len(b.items) == 1 and "inability to break symmetries" in b.text, b.text

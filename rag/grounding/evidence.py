@@ -494,9 +494,10 @@ class EvidenceConfig:
     # A how/why question about the one paper it names is answered by more of that paper's own sentences:
     # up to this many, of its method, result and contribution sentences, best first, in this many words
     # ("How does Cut Cross-Entropy compute the loss …, and how does it keep throughput up?" showed what
-    # it saves, and readers missed how it does it)
-    named_sentences: int = 4
-    named_words: int = 130
+    # it saves, and readers missed how it does it; with four sentences and 130 words, how it keeps throughput up:
+    # blind, 9 of 24 writers' how / why answers change, 6 a point higher and 3 lower, docs/relevance.md §5x)
+    named_sentences: int = 6
+    named_words: int = 200
     max_sentence_words: int = 70
     min_item_coverage: float = 0.2  # a listed paper's sentence holds this share of the question's words
     min_coverage: float = 0.5  # least rarity-weighted share of the ask one paper must contain ...
