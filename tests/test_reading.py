@@ -736,6 +736,10 @@ def test_a_and_b_with_a_phrase_on_each_side_is_met_by_either() -> None:
         ["attention", "sinks"], ["extreme", "activation", "outliers", "arise"]]
     speech = read("speech and audio generation")
     assert and_sides(speech.topic.units, speech.topic.text) == []
+    # a head both sides repeat is each side's ("cells" went to the first side, and the second was "grid" alone)
+    cells = read("place cells and grid cells")
+    assert [[u.text for u in side] for side in and_sides(cells.topic.units, cells.topic.text)] == [
+        ["place", "cells"], ["grid", "cells"]]
     # two clauses are one thing asked, not two topics
     clauses = read("Why do LLMs ignore the context they are given and answer from what they memorized?")
     assert and_sides(clauses.topic.units, clauses.topic.text) == []

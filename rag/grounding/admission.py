@@ -511,8 +511,14 @@ def and_sides(topic: Sequence[Unit], text: str) -> list[list[Unit]]:
         return []  # two clauses are one thing asked ("ignore the context they are given and answer from what they memorized")
     cut = said.index(sep)
     before = {stem(w) for w in said[:cut]}
-    first = [u for u in topic if u.alternatives and set(u.alternatives[0]) <= before]
-    second = [u for u in topic if u not in first]
+    # the units before "and", in the order the topic has them: a head both sides repeat ("place cells and grid
+    # cells") is the first side's and the second's (taken by its words, the second side was "grid" alone)
+    first: list[Unit] = []
+    for u in topic:
+        if not (u.alternatives and set(u.alternatives[0]) <= before):
+            break
+        first.append(u)
+    second = list(topic[len(first):])
     return [first, second] if len(first) >= 2 and len(second) >= 2 else []
 
 
