@@ -1350,3 +1350,23 @@ def test_a_story_whose_request_only_points_back_is_searched_as_a_description(ful
                      "operators switch the line between modes and some causal links seem to appear or vanish depending "
                      "on the mode. Is there ICLR 2025 work that helps with either problem?")
     assert not a.refused and "Systems with Switching Causal Relations: A Meta-Causal Perspective" in _titles(a), a.text
+
+
+@pytest.mark.parametrize("question", [
+    "Which papers speed up the prefill stage of long-context LLM inference, i.e. processing the long prompt before "
+    "the first output token, as opposed to making the token-by-token decoding phase faster?",
+    "Has anyone done continual or incremental learning by training separate modules (LoRA adapters, skill modules, "
+    "checkpoints) and then merging or composing them in weight space, instead of fine-tuning one model sequentially on "
+    "each new task?",
+])
+def test_a_list_shows_beside_it_only_related_papers_the_search_ranks_first(full_rag, question: str) -> None:
+    # related papers from far down the search padded lists ("Self-Normalized Resets for Plasticity", a decoding-
+    # phase paper beside prefill papers): past the fifth, 13 of 116 were on the writers' lists (§5y)
+    from rag.text.phrasing import restate
+
+    a = full_rag.ask(question)
+    assert a.items and not a.refused, a.text
+    order = [s.paper_id for s in full_rag.engine.retriever.retrieve(restate(question), {}).sources]
+    assert all(it.paper_id in order[:5] for it in a.related), (a.text, order[:5])
+    assert not any(t.startswith(("Self-Normalized Resets", "Radar: Fast Long-Context Decoding")) for t in
+                   [it.title for it in a.related]), a.text
