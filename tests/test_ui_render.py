@@ -238,8 +238,9 @@ def test_a_refusal_that_shows_the_closest_papers_does_not_say_nothing_answers() 
 
     related = AnswerItem(number=1, paper_id="p1", title="Paper 1", sentences=["We do X."], missing=["at test time"])
     answer = Answer(question="q", text="The papers closest to “X”, …", refused=True, sources=[_source(1)],
-                    refusal_reason="no abstract here states all of it: at test time", related=[related])
+                    refusal_reason="the closest papers do not state: at test time", related=[related])
     shown = sources_html(answer)
-    assert "the reading does not find every part of the question" in shown and "No retrieved abstract" not in shown
+    assert "The reading does not find every part of the question" in shown and "No retrieved abstract" not in shown
+    assert "no abstract here" not in shown
     answer.related = []
     assert "No retrieved abstract answers this question" in sources_html(answer)

@@ -188,8 +188,7 @@ def _turn_cards(answer: Answer | None, sources: Sequence[Source], turn: int) -> 
         reason = f" ({html.escape(answer.refusal_reason)})" if answer.refusal_reason else ""
         if answer.related or answer.closest:
             # the answer shows the papers closest to the question: what the reading could not find, not "nothing"
-            parts.append(f'<p class="rag-empty">The closest papers: the reading does not find every part of the question '
-                         f'in their abstracts{reason}.</p>')
+            parts.append(f'<p class="rag-empty">The reading does not find every part of the question in one abstract{reason}.</p>')
         else:
             parts.append(f'<p class="rag-empty">No retrieved abstract answers this question{reason}.</p>')
     if answer is not None and answer.removed_unsupported:

@@ -1070,7 +1070,8 @@ def assess(
         directions = {c.label for c in reading.constraints if c.kind == "direction"} | set(NOT_A_BENCHMARK.values())
         related = [n for n in related if not set(adm.judgements[n].missing) <= directions]
     if cfg.related_rank:  # (beside a list as well as instead of one; about the topic: instead of one only)
-        related = [n for n in related if n in order[: cfg.related_rank] or n in focus.named
+        first_ranked = set(order[: cfg.related_rank])
+        related = [n for n in related if n in first_ranked or n in focus.named
                    or (not items and adm.judgements[n].central >= 0.5)]
     rel_items = _items(question, related[:3] if show_related else [], adm, embed, stats, reading, units, all_terms, focus, cfg)
     for it in rel_items:
@@ -1089,7 +1090,8 @@ def assess(
         if compared:
             premise = compared.group("claim").strip()
         if rel_items:
-            reason = "no abstract here states all of it: " + _missing_phrase(rel_items)
+            # (what the closest papers lack, not a claim that no abstract fits: §5w)
+            reason = "the closest papers do not state: " + _missing_phrase(rel_items)
         else:
             reason = "no abstract sentence answers the question"
         out = _refuse(reason, focus, coverage, **scores)
