@@ -6,6 +6,11 @@ whether the writer put it on the question's relevant or partly list. The rule of
 paper beside a list must be among the search's first five, or named) was chosen on these counts; run it on the
 commit before that rule (b190285) and on any later one to compare.
 
+Then, over the answers that list nothing and show papers closest to a list request (questions of a kind other than
+false_premise), the papers shown with a note of what their abstract does not state (related to the topic) and those
+without one (the search's first matches: under "Also among the search's first matches" before §5z, in the same list
+after it), and how many of each are on the writers' lists: §5z's counts.
+
     RAG_STORE__PATH=<store of the 2,115 papers> python benchmarks/related_ranks.py evals/data/relevance_new*_questions.jsonl
 """
 
@@ -27,8 +32,16 @@ def main(argv: list[str] | None = None) -> int:
     rag, rows = questions_and_product(__doc__, argv)
     shown: Counter[str] = Counter()
     on_lists: Counter[str] = Counter()
+    closest: Counter[str] = Counter()
+    closest_on: Counter[str] = Counter()
     for row in rows:
         answer = rag.ask(row["question"])
+        wanted = set(row["relevant"]) | set(row["partly"])
+        if answer.refused and not answer.items and row["kind"] != "false_premise" and answer.related:
+            for item in answer.related + answer.closest:
+                group = "noted" if item.missing else "search's first"
+                closest[group] += 1
+                closest_on[group] += item.paper_id in wanted
         if answer.refused or not answer.items or not answer.related:
             continue
         order = [s.paper_id for s in rag.engine.retriever.retrieve(restate(row["question"])).sources]
@@ -40,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"questions {len(rows)} | related beside lists {sum(shown.values())}, on the writers' lists "
           f"{sum(on_lists.values())}")
     print(" | ".join(f"{band}: {on_lists[band]} of {shown[band]} on the lists" for band in BANDS))
+    print("closest to a list request, nothing listed: " + " | ".join(
+        f"{group}: {closest_on[group]} of {closest[group]} on the lists" for group in ("noted", "search's first")))
     return 0
 
 

@@ -151,6 +151,10 @@ def test_a_list_request_with_papers_to_show_does_not_open_by_saying_no_abstract_
     verdict.closest, verdict.related = [], [shown]
     assert refusal_text(verdict) == ("The papers closest to “keep a user's input hidden from the server”, each with "
                                      "what its abstract does not state:")
+    # the search's first matches among them (no part named missing): none states all of it in these words
+    verdict.related = [shown, Item(number=2, sentences=["We propose PIED."], score=0.5, coverage=0.5)]
+    assert refusal_text(verdict) == ("The papers closest to “keep a user's input hidden from the server”, none stating "
+                                     "all of it in these words:")
     verdict.related = []  # nothing shown: the refusal says so
     assert refusal_text(verdict) == f"{REFUSAL} {PREMISE_NAMED[0]} all of “keep a user's input hidden from the server”."
     # a claim no abstract states is still named first

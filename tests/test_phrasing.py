@@ -326,7 +326,9 @@ def test_a_contrast_put_first_ends_before_the_request() -> None:
 
 
 @pytest.mark.parametrize("request_", ["Which ICLR 2025 papers fit this situation?", "Which papers are relevant to our case?",
-                                      "What work matches my needs?", "Which papers apply to this setting?"])
+                                      "What work matches my needs?", "Which papers apply to this setting?",
+                                      # (read alone, "relevant" was the topic: eight retrieval papers for a grocer)
+                                      "Which ICLR 2025 papers are relevant?", "What papers would be useful here?"])
 def test_a_story_then_a_request_that_only_points_at_it(request_: str) -> None:
     # "fit this situation" was read as the topic: two papers on "situated faithfulness" and a Hanabi agent
     story = ("I work with a neurology group on scalp EEG, doing sleep staging. Recordings drift across days and "
@@ -397,6 +399,9 @@ def test_a_description_then_a_sentence_that_sets_something_aside(asked: str, pla
         # a heading that names what the question reverses
         ("Kind of the reverse of the over-refusal papers: how do people get models to abstain?",
          "How do models abstain, not the over-refusal papers?"),
+        # ... or says it goes the other way round (it was read as the topic: "round or papers treat …")
+        ("The other way round from neural PDE solvers: which papers treat a network's forward pass as a dynamical system?",
+         "Which papers treat a network's forward pass as a dynamical system, not neural PDE solvers?"),
         # "A and B all count, but C does not": C set aside, the inclusive clause no words to find
         ("federated learning on graph data; methods and attacks all count, but plain FedAvg on images does not",
          "federated learning on graph data, not plain FedAvg on images"),
@@ -645,3 +650,12 @@ def test_a_request_for_what_holds_up_under_these_conditions_searches_the_askers_
     # a request with a topic of its own after the story stays the request
     assert restate(f"{story} Which papers make LiDAR 3D detectors robust to fog?") == (
         "Which papers make LiDAR 3D detectors robust to fog?")
+
+
+def test_a_leading_setting_goes_after_an_aside_not_into_it() -> None:
+    # "In audio and speech work, who uses an LLM … (captions, soundscape descriptions, …)": the setting went in
+    # after "captions", inside the aside, and the reading kept "llm" alone
+    asked = restate("In audio and speech work, who uses an LLM to write the text side of the data (captions, "
+                    "soundscape descriptions) instead of human annotators?")
+    assert asked == ("Who uses an LLM to write the text side of the data (captions, soundscape descriptions) in audio "
+                     "and speech work instead of human annotators?")

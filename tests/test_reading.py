@@ -1949,3 +1949,50 @@ def test_turning_a_model_into_another_is_no_word_to_find() -> None:
     # "not stated: turn" on the papers that make an MLLM the retriever
     topic = read("Which papers turn a multimodal LLM into the retriever itself?").topic
     assert {u.text: u.weight for u in topic.units}["turn"] < 0.5
+
+
+@pytest.mark.parametrize("question, verb", [
+    ("Has anyone handled privacy and fairness together in a generative model?", "handled"),
+    ("Has anyone solved long-horizon planning with world models?", "solved"),
+    ("Has anyone mitigated reward hacking in RLHF?", "mitigated"),
+    ("Has anyone managed to scale graph transformers to millions of nodes?", "managed"),
+])
+def test_what_a_paper_did_in_the_past_tense_is_no_word_it_must_state(question: str, verb: str) -> None:
+    # "Has anyone handled privacy and fairness together …?" listed PFGuard ("a generative framework with privacy and
+    # fairness safeguards") as a closest paper, "not stated: handled"
+    r = read(restate(question))
+    assert not any(u.needed for f in r.facets for u in f.units if u.text == verb), r.note()
+    assert {u.text: u.weight for f in r.facets for u in f.units}[verb] < 0.5
+
+
+def test_dealt_with_is_the_topic_not_a_technique() -> None:
+    r = read(restate("Has anyone dealt with label noise in segmentation?"))
+    assert not any(c.kind == "technique" for c in r.constraints) and "noise" in r.topic.text, r.note()
+
+
+def test_adverbial_idioms_and_i_am_are_no_words_to_find() -> None:
+    # "Forgetting on purpose: I'm looking for papers that deliberately reset …" needed "on purpose" and "am"
+    r = read(restate("Forgetting on purpose: I'm looking for papers that deliberately reset parts of a trained network."))
+    said = {u.text for f in r.facets for u in f.units}
+    assert not said & {"purpose", "on purpose", "am", "looking"} and not r.constraints, r.note()
+    assert not read("Which papers reset parts of a trained network in practice?").constraints
+
+
+@pytest.mark.parametrize("question, kept", [
+    ("Which papers use an LLM such as GPT-4 to write captions for audio?", "captions"),
+    ("Which papers defend models such as LLMs against jailbreaks?", "jailbreaks"),
+])
+def test_one_named_example_does_not_end_the_question(question: str, kept: str) -> None:
+    # "such as GPT-4" cut the question there: "use an LLM" was all it asked
+    assert kept in read(question).note(), read(question).note()
+
+
+def test_data_or_methods_for_a_thing_and_benchmarks_that_test_it_ask_for_the_thing() -> None:
+    # "Are there papers with training data or methods for multi-turn, conversational function calling, or benchmarks
+    # that test exactly this?" was read as "training data test exactly — for multi-turn …": an audio turn-taking
+    # benchmark and a fairness benchmark were listed, none on function calling
+    question = ("Are there papers with training data or methods for multi-turn, conversational function calling, or "
+                "benchmarks that test exactly this?")
+    for r in (read(question), read(question, question.split("papers ", 1)[1].removesuffix(" this?"))):
+        assert r.topic.label == "multi-turn conversational function calling" and not r.constraints, r.note()
+    assert read("Which papers give training data or methods for reward modelling?").topic.label == "reward modelling"

@@ -106,7 +106,10 @@ def refusal_text(verdict: Assessment) -> str:
         # A list request whose topic is stated and a constraint, as worded, is not: the closest papers, with the
         # request they come closest to, and each with what its abstract does not state. It does not open by saying
         # no abstract states the request: readers took that for "nothing fits" beside papers that do (§5w).
-        return f"The papers closest to “{_plain(verdict.premise)}”, each with what its abstract does not state:"
+        # (with the search's first matches among them, which the reading finds no part missing of: §5z)
+        if all(it.missing for it in verdict.related):
+            return f"The papers closest to “{_plain(verdict.premise)}”, each with what its abstract does not state:"
+        return f"The papers closest to “{_plain(verdict.premise)}”, none stating all of it in these words:"
     elif verdict.related and verdict.premise:
         # The topic is stated and a constraint, as worded, is not: the answer names what no abstract states,
         # and does not open by saying nothing was found (its closest papers are on the writers' lists

@@ -173,16 +173,19 @@ class PaperRetriever:
     def first_for(self, phrases: Sequence[str], decisions: Sequence[str] | None = None) -> dict[str, str]:
         """The paper the search ranks first for each phrase on its own (an example a question gives:
         "spike-aware resets"), in the configured mode, without the feedback query (which would double the
-        time of each); a phrase that finds nothing is left out."""
+        time of each); a phrase that finds nothing is left out. Each phrase names another kind of paper: one
+        whose first paper an earlier phrase has taken gets its second ("decoding across cell-type
+        populations" and "circuit models built from many neuronal subtypes" both rank the decoding paper first)."""
         if not phrases:
             return {}
         vectors = self.embed_model.get_text_embedding_batch(list(phrases))
         out: dict[str, str] = {}
         for phrase, vector in zip(phrases, vectors):
-            ranked, _ = self._rank(phrase, np.asarray(vector, dtype=np.float32), 1, decisions, self.cfg.mode,
+            ranked, _ = self._rank(phrase, np.asarray(vector, dtype=np.float32), 2, decisions, self.cfg.mode,
                                    feedback=False)
-            if ranked:
-                out[phrase] = ranked[0][0]
+            free = [p for p, _ in ranked[:2] if p not in out.values()]
+            if free:
+                out[phrase] = free[0]
         return out
 
     def understand(self, question: str) -> QueryIntent:

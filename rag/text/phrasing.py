@@ -178,6 +178,9 @@ _POINTER = _rx(
     r"constraints|requirements)\b"
     r"|\b(?:should|could|would|can|do|must|to)\s+(?:i|we|one)?\s*(?:read|look\s+(?:at|into)|check(?:\s+out)?|cite|"
     r"consult|start\s+with)\b|\b(?:to|worth)\s+(?:reading|read|looking\s+at|checking)\b"
+    # "Which ICLR 2025 papers are relevant?" after the story: relevant to it (read alone, "relevant" was the topic)
+    r"|\b(?:are|is|be)\s+(?:most\s+|particularly\s+|especially\s+)?(?:relevant|useful|helpful|applicable)"
+    r"(?:\s+(?:here|for\s+(?:us|me)|to\s+(?:us|me)))?\s*[?.!]*\s*$"
     rf"|{_VENUE}"
 )
 
@@ -262,6 +265,7 @@ def _opened(sentence: str) -> str:
         if m.group("own"):  # "I'm working on protein structure and wonder whether anyone used flow matching for it"
             rest = _IT.sub(lambda i: f"{i.group(1)} {m.group('own').strip()}", rest, count=1)
         verb = m.group("verb")
+        verb = {"done": "do", "did": "do", "made": "make"}.get(verb.lower(), verb)  # "Has anyone done X": which papers do X
         return f"Which papers {'are ' if verb.endswith('ing') else ''}{verb} {rest}"
     m = _RECALLED.match(sentence)
     if m and m.group("head").lower() in ("paper", "work", "study", "article"):
@@ -497,7 +501,8 @@ _NOT_ABOUT = _rx(r"\b(?P<kind>papers|works?|methods|ones|studies|models|networks
 _PEOPLE_GET = _rx(r"\b(?P<wh>how|why)\s+(?:(?:do|does|did|can|could|should|would)\s+)?(?:people|researchers|folks|others|one|you|we)\s+"
                   r"(?:get|make|teach|train|help)\s+(?P<x>(?:[\w-]+\s+){0,3}?[\w-]+)\s+to\s+(?=[a-z])")
 # "Kind of the reverse of the over-refusal papers: how do …?": the question, not what it reverses
-_REVERSE_HEADING = _rx(r"^\s*(?:(?:kind|sort)\s+of\s+|somewhat\s+)?(?:the\s+)?(?:reverse|opposite|converse|flip\s+side)\s+of\s+"
+_REVERSE_HEADING = _rx(r"^\s*(?:(?:kind|sort)\s+of\s+|somewhat\s+)?(?:the\s+)?(?:(?:reverse|opposite|converse|flip\s+side)\s+of|"
+                       r"other\s+way\s+a?round\s+(?:from|to))\s+"
                        r"(?P<x>[^:?;]{1,60}?)\s*:\s*(?P<rest>.+)$")
 # "Think Gumbel-softmax, straight-through or surrogate gradients.": examples of what the request asks for
 _EXAMPLES_SENTENCE = _rx(r"^\s*(?:think(?:\s+of)?|things\s+like|e\.\s?g\.?,?|for\s+example,?|for\s+instance,?|such\s+as|say,?|"
@@ -696,7 +701,11 @@ def restate(question: str) -> str:
                        else "Which papers " + m.group(0).split(None, 1)[1], out)
     if setting:  # after the request's first clause: "how are questions generated in GSM-Symbolic, and …"
         end = out.rstrip(" ?.!")
-        cut = re.search(r",|\s+and\s+(?:how|why|what|which|when|where)\b", end)
+        # (not inside an aside: "… side of the data (captions, soundscape descriptions) …" took the setting in it;
+        # before a contrast, which the reading sets aside whole)
+        outside = re.sub(r"\([^()]*\)", lambda p: "_" * len(p.group(0)), end)
+        cut = re.search(r",|\s+and\s+(?:how|why|what|which|when|where)\b|\s+(?:instead\s+of|rather\s+than|as\s+opposed\s+to)\b",
+                        outside)
         at = cut.start() if cut else len(end)
         out = f"{end[:at]} {setting}{end[at:]}"
     if contrast:

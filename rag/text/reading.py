@@ -183,7 +183,8 @@ _TECHNIQUE = {"using", "use", "uses", "used", "utilize", "utilizes", "utilizing"
               "leverage", "leverages", "leveraging", "employ", "employs", "employing", "apply", "applies",
               "applying", "exploiting", "harness", "harnessing"}
 # Words whose "with" is part of them, not a technique ("struggle with length generalization").
-_TAKES_WITH = frozenset("""struggle struggles struggling cope copes coping deal deals dealing interact interacts
+_TAKES_WITH = frozenset("""struggle struggles struggling struggled cope copes coping coped deal deals dealing dealt
+    interact interacts
     interacting associated correlated compared combined consistent compatible familiar concerned
     equipped""".split())
 _SETTING = {"at", "without", "under", "during", "in", "on", "for", "from", "across", "within", "beyond", "when", "against",
@@ -271,6 +272,18 @@ SOFT = frozenset(
     serving put puts putting teach teaches teaching taught probe examine examines bringing brought carry
     carries carried carrying gone went back take takes taking took taken watch watches watching watched
     observing seeing turn turns turning turned""".split()
+)
+# ... as the past tense says them ("Has anyone handled privacy and fairness together …?" needs no paper to say
+# "handled"), and the verbs of trying ("managed to scale", "tried distilling"). Not the participles that name a
+# kind of thing ("targeted attacks", "grounded generation", "reduced-order models", "treated units", "learned
+# optimizers", "integrated gradients", "fine-tuned models"), nor those of a study ("Has anyone evaluated causal
+# discovery on real data …" asks for evaluations: made weak, a new estimator was listed).
+SOFT |= frozenset(
+    """achieved avoided boosted enabled enhanced failed helped improved made handled solved performed dealt succeeded
+    mitigated alleviated prevented counteracted overcame resolved combated coped combined applied adapted struggled
+    hurt compromised added relied produced built created constructed devised repurposed leveraged reused served put
+    trained manage manages managed managing try tries tried trying
+    attempt attempts attempted attempting""".split()
 )
 
 
@@ -399,6 +412,19 @@ _CUT = re.compile(
 )
 
 
+# "use an LLM such as GPT-4 to write captions": one name as an example, and the question goes on after it (cut
+# there, the question was "use an LLM")
+_ONE_EXAMPLE = re.compile(r"(?:,\s*)?\s+(?:such\s+as|e\.\s?g\.?,?)\s+[\w.-]+(?:\s+[\w.-]+)?,?"
+                          r"(?=\s+(?:to|for|in|on|with|that|which|when|by|against|from|under|at|during|without|across|via|using)\s)", re.I)
+
+
+def _one_example(m: re.Match[str]) -> str:
+    """Without one named example when the question goes on after it and lists nothing more ("e.g. prefix-aware
+    scheduling across GPUs, tree-attention kernels, or …" is a list of examples, which `_CUT` cuts whole)."""
+    rest = re.split(r"[?.;!]", re.sub(r"\([^()]*\)", " ", m.string[m.end():]), maxsplit=1)[0]
+    return m.group(0) if re.search(r",|\b(?:or|and)\b", rest) else ""
+
+
 # "X, i.e. Y": Y words X again; either wording is the topic (rag.grounding.admission.and_sides).
 # "X, meaning Y", "X, namely Y", "X, that is, Y" say the same (`clean` writes them "i.e.").
 RESTATES = frozenset({"i.e", "ie"})
@@ -454,6 +480,17 @@ _IDIOMS = ((re.compile(r"\b(?:after\s+the\s+fact|in\s+hindsight)\b", re.I), "aft
            (re.compile(r"\b(?P<want>want|need|love|like|appreciate)\s+(?:some\s+|a\s+few\s+)?examples\s+(?:of|for|on|about)\s+",
                        re.I), r"\g<want> "),
            (re.compile(r"\bin\s+the\s+first\s+place\b", re.I), ""),
+           # the asker looking for papers after a heading ("Forgetting on purpose: I'm looking for papers that …"): the
+           # heading, then papers that … (read as words of the topic, "i am looking" was part of it)
+           (re.compile(r"\b(?:i\s+am|we\s+are)\s+(?:looking|searching|hunting|asking)\s+for\s+(?=(?:papers|work|research|"
+                       r"studies|methods|anything)\b)", re.I), ""),
+           # "…, or benchmarks that test exactly this": another kind of work on the same thing, no words of its own
+           (re.compile(r",?\s+(?:or|and)\s+(?:\w+\s+)?(?:benchmarks?|datasets?|methods?|tools?|evaluations?)\s+that\s+"
+                       r"(?:test|tests|evaluate|evaluates|measure|measures|cover|covers|address|addresses|do|does)\s+"
+                       r"(?:exactly|precisely|just)?\s*(?:(?:this|that|it|these|them)\b|(?=\s*[?.!]?\s*$))", re.I), ""),
+           # adverbial idioms say how or how surely, not what ("papers that reset parts of a network on purpose" was
+           # "not stated: on purpose" of every resetting paper)
+           (re.compile(r"\b(?:on\s+purpose|in\s+practice|in\s+general|in\s+principle|by\s+design|at\s+all)\b", re.I), ""),
            (re.compile(r"\s*[:;,]?\s*\bwhat(?:['’]s|\s+is)\s+out\s+there\b\s*\??", re.I), ". "),
            (re.compile(r"\bon\s+the\s+fly\b", re.I), "online"),
            # "make RL agents hold up when an adversary perturbs …": robust
@@ -527,6 +564,7 @@ def clean(text: str, asides: bool = False) -> str:
         text = ASIDE.sub(" ", _SYNONYM_ASIDE.sub(_synonyms, text))
     text = _AND_SO_ON.sub(", etc.", text)
     text = _LIKE.sub("", _NOT_USING.sub("without", _WITH_NO.sub("without", _RESTATING.sub(", i.e.", text))))
+    text = _ONE_EXAMPLE.sub(_one_example, text)
     text = _OR_AGAIN.sub(_or_again, text)
     cut = _CUT.sub(" ", text)
     return cut if words(cut) else text
@@ -1161,7 +1199,9 @@ _SAYS_NO_PROBLEM = frozenset("""problem problems task tasks practical real-world
 # is asked for (read as a topic "simulators", or as "must introduce a benchmark", it excluded the methods)
 _WORK_KINDS = frozenset("""method methods approach approaches technique techniques algorithm algorithms simulator
     simulators benchmark benchmarks dataset datasets tool tools environment environments system systems framework
-    frameworks model models library libraries""".split())
+    frameworks model models library libraries data""".split())
+# ... and what says which data ("training data or methods for multi-turn function calling")
+_DATA_OF = frozenset("training evaluation instruction synthetic".split())
 _GENERAL_KINDS = frozenset("method methods approach approaches technique techniques algorithm algorithms".split())
 _GENERAL = "|".join(sorted(_GENERAL_KINDS, key=len, reverse=True))
 _EITHER_KIND = re.compile(rf"\b(?:(?:{_GENERAL})\s+(?:or|and/or)\s+(?P<b>[a-z]+)|(?P<c>[a-z]+)\s+(?:or|and/or)\s+(?:{_GENERAL}))\b",
@@ -1173,7 +1213,8 @@ def _any_kind_of_work(words: list[str]) -> list[str]:
     for k in range(len(words) - 2):
         a, o, b = words[k : k + 3]
         if o == "or" and a in _WORK_KINDS and b in _WORK_KINDS and (a in _GENERAL_KINDS or b in _GENERAL_KINDS):
-            return words[:k] + words[k + 3 :]
+            start = k - 1 if k and words[k - 1] in _DATA_OF and a in ("data", "dataset", "datasets") else k
+            return words[:start] + words[k + 3 :]
     return words
 
 

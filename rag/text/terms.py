@@ -28,7 +28,7 @@ STOPWORDS = frozenset(
     there these they this those through to too under until up upon very was we were what when where
     which while who whom whose why will with would you your yours also any both each few more most
     other others all via thus hence however therefore whether either neither yet just may might must
-    shall one ones s t using use used uses based""".split()
+    shall one ones s t using use used uses based am""".split()
 )
 
 # BM25's view of words, which the stored paper table was built with (rag/store/papertable.py):
