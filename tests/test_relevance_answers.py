@@ -1384,3 +1384,15 @@ def test_when_nothing_meets_a_list_request_the_search_s_first_match_is_not_shown
     assert a.related[0].title.startswith("PIED") and not a.related[0].missing, a.text
     assert a.text.split("\n")[0].endswith("none stating all of it in these words:"), a.text
     assert any(it.missing for it in a.related[1:]), a.text
+
+
+def test_two_examples_the_search_ranks_the_same_paper_first_for_find_two_papers(full_rag) -> None:
+    # "decoding across cell-type populations" and "circuit models built from many neuronal subtypes" both ranked the
+    # multi-session decoding paper first; the barrel-cortex model "across 13 neuronal subtypes" (the search's second
+    # for the third example) was missing
+    a = full_rag.ask("Which papers model neural recordings or cortical circuits while explicitly distinguishing neuron "
+                     "cell types (e.g. inferring a recorded neuron's cell type, decoding across cell-type populations, or "
+                     "circuit models built from many neuronal subtypes)?")
+    titles = [it.title for it in a.items]
+    assert any(t.startswith("Biologically Constrained Barrel Cortex Model") for t in titles), a.text
+    assert any(t.startswith("Multi-session, multi-task neural decoding") for t in titles), a.text
