@@ -1099,7 +1099,7 @@ def assess(
         if out.whole and rel_items and closest:
             # Nothing meets the request: the papers on its topic that miss a part and the search's first matches are
             # alike closest to it, in the search's order. Shown after the first, the search's were on the writers'
-            # lists more often (38 of 67 on the writers' sets, against 23 of 67; docs/relevance.md §5z).
+            # lists more often (52 of 78 on the writers' sets, against 40 of 86; docs/relevance.md §5z).
             rank = {n: i for i, n in enumerate(order)}
             rel_items, closest = sorted(rel_items + closest, key=lambda it: rank.get(it.number, len(rank))), []
         out.reading, out.related, out.premise, out.closest = reading, rel_items, premise, closest
