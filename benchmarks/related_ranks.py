@@ -7,9 +7,9 @@ paper beside a list must be among the search's first five, or named) was chosen 
 commit before that rule (b190285) and on any later one to compare.
 
 Then, over the answers that list nothing and show papers closest to a list request (questions of a kind other than
-false_premise), the papers shown with a note of what their abstract does not state (related to the topic) and those
-without one (the search's first matches: under "Also among the search's first matches" before §5z, in the same list
-after it), and how many of each are on the writers' lists: §5z's counts.
+false_premise), the papers shown with a note of what their abstract does not state (related to the topic; among the
+search's first ten or past them) and those without one (the search's first matches: under "Also among the search's
+first matches" before §5z, in the same list after it), and how many of each are on the writers' lists: §5z's counts.
 
     RAG_STORE__PATH=<store of the 2,115 papers> python benchmarks/related_ranks.py evals/data/relevance_new*_questions.jsonl
 """
@@ -38,8 +38,10 @@ def main(argv: list[str] | None = None) -> int:
         answer = rag.ask(row["question"])
         wanted = set(row["relevant"]) | set(row["partly"])
         if answer.refused and not answer.items and row["kind"] != "false_premise" and answer.related:
+            order = [s.paper_id for s in rag.engine.retriever.retrieve(restate(row["question"])).sources]
             for item in answer.related + answer.closest:
-                group = "noted" if item.missing else "search's first"
+                group = "search's first" if not item.missing else "noted, first 10" \
+                    if item.paper_id in order[:10] else "noted, past 10"
                 closest[group] += 1
                 closest_on[group] += item.paper_id in wanted
         if answer.refused or not answer.items or not answer.related:
@@ -54,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{sum(on_lists.values())}")
     print(" | ".join(f"{band}: {on_lists[band]} of {shown[band]} on the lists" for band in BANDS))
     print("closest to a list request, nothing listed: " + " | ".join(
-        f"{group}: {closest_on[group]} of {closest[group]} on the lists" for group in ("noted", "search's first")))
+        f"{group}: {closest_on[group]} of {closest[group]} on the lists"
+        for group in ("noted, first 10", "noted, past 10", "search's first")))
     return 0
 
 

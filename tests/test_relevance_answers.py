@@ -1396,3 +1396,15 @@ def test_two_examples_the_search_ranks_the_same_paper_first_for_find_two_papers(
     titles = [it.title for it in a.items]
     assert any(t.startswith("Biologically Constrained Barrel Cortex Model") for t in titles), a.text
     assert any(t.startswith("Multi-session, multi-task neural decoding") for t in titles), a.text
+
+
+def test_a_refusal_shows_no_paper_about_the_topic_from_far_down_the_search(full_rag) -> None:
+    # beside FIRING-Net, the closest papers to "remove noise from speech" were an Adam SDE paper, image watermark
+    # removal and diffusion initial noise, each "about" noise and ranked past the search's tenth
+    question = ("Papers that remove noise from speech (speech enhancement / denoising), not ones that add noise, "
+                "mixtures or perturbations to audio to make models robust or to stress-test them.")
+    a = full_rag.ask(question)
+    first_ten = [s.paper_id for s in full_rag.retrieve(question).sources[:10]]
+    shown = a.items + a.related + a.closest
+    assert shown and all(it.paper_id in first_ten for it in shown), a.text
+    assert any("FIRING" in it.title for it in shown), a.text

@@ -570,6 +570,10 @@ class EvidenceConfig:
     # the search's first five were on the writers' lists, 16 of 60 from the sixth to the tenth, 13 of 116 past it;
     # blind, 24 answers that change score 3.00 → 3.33 (docs/relevance.md §5y).
     related_rank: int = 5
+    # ... and one about the topic only among the first this many (0: wherever it ranks). In the answers that list
+    # nothing and show the papers closest to a list request, 4 of 30 related papers past the tenth were on the writers'
+    # lists, against 34 of 53 among the first ten; blind, 19 answers that change 2.58 → 2.68 (docs/relevance.md §5z).
+    central_rank: int = 10
     search_below: int = 5  # ... beside a list of fewer papers than this, or of a setting worded otherwise (a short list: the reading likelier too
     # narrow than the topic this thin; on the 60 questions of Q, R and S, 18 of 26 such papers beside a list
     # of fewer than five were on the writers' lists, 4 of 8 beside longer ones)
@@ -1072,7 +1076,8 @@ def assess(
     if cfg.related_rank:  # (beside a list as well as instead of one; about the topic: instead of one only)
         first_ranked = set(order[: cfg.related_rank])
         related = [n for n in related if n in first_ranked or n in focus.named
-                   or (not items and adm.judgements[n].central >= 0.5)]
+                   or (not items and adm.judgements[n].central >= 0.5
+                       and (not cfg.central_rank or n in order[: cfg.central_rank]))]
     rel_items = _items(question, related[:3] if show_related else [], adm, embed, stats, reading, units, all_terms, focus, cfg)
     for it in rel_items:
         it.missing = list(adm.judgements[it.number].missing)
