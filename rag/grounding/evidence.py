@@ -570,9 +570,10 @@ class EvidenceConfig:
     # the search's first five were on the writers' lists, 16 of 60 from the sixth to the tenth, 13 of 116 past it;
     # blind, 24 answers that change score 3.00 → 3.33 (docs/relevance.md §5y).
     related_rank: int = 5
-    # ... and one about the topic only among the first this many (0: wherever it ranks). In the answers that list
-    # nothing and show the papers closest to a list request, 4 of 30 related papers past the tenth were on the writers'
-    # lists, against 34 of 53 among the first ten; blind, 19 answers that change 2.58 → 2.68 (docs/relevance.md §5z).
+    # ... and one about the topic only among the first this many (0: wherever it ranks), unless a list request would
+    # show nothing else. In the answers that list nothing and show the papers closest to a list request, 4 of 30
+    # related papers past the tenth were on the writers' lists, against 34 of 53 among the first ten; blind, the
+    # answers that change 2.58 → 2.74 (docs/relevance.md §5z).
     central_rank: int = 10
     search_below: int = 5  # ... beside a list of fewer papers than this, or of a setting worded otherwise (a short list: the reading likelier too
     # narrow than the topic this thin; on the 60 questions of Q, R and S, 18 of 26 such papers beside a list
@@ -1073,11 +1074,12 @@ def assess(
         # the kind the question sets aside ("rather than proposing new generators"): not related, excluded
         directions = {c.label for c in reading.constraints if c.kind == "direction"} | set(NOT_A_BENCHMARK.values())
         related = [n for n in related if not set(adm.judgements[n].missing) <= directions]
+    deep: list[int] = []  # papers about the topic from past the search's `central_rank`: shown only when nothing else is
     if cfg.related_rank:  # (beside a list as well as instead of one; about the topic: instead of one only)
         first_ranked = set(order[: cfg.related_rank])
-        related = [n for n in related if n in first_ranked or n in focus.named
-                   or (not items and adm.judgements[n].central >= 0.5
-                       and (not cfg.central_rank or n in order[: cfg.central_rank]))]
+        central = [n for n in related if not items and adm.judgements[n].central >= 0.5]
+        deep = [n for n in central if cfg.central_rank and n not in order[: cfg.central_rank]]
+        related = [n for n in related if n in first_ranked or n in focus.named or (n in central and n not in deep)]
     rel_items = _items(question, related[:3] if show_related else [], adm, embed, stats, reading, units, all_terms, focus, cfg)
     for it in rel_items:
         it.missing = list(adm.judgements[it.number].missing)
@@ -1086,6 +1088,12 @@ def assess(
         and len(set(content_stems(question))) >= cfg.search_words else []
     closest = _items(question, close, adm, embed, stats, reading, units, all_terms, focus, cfg)
     scores = {"ask_coverage": coverage, "matching": float(len(matching)), "related": float(len(related))}
+    if not items and not rel_items and not closest and deep and list_question and not seeks_one_paper(question):
+        # (a list request that would show nothing: its papers about the topic from past the tenth, rather than "I could
+        # not find …" alone beside MAESTRO's self-distillation framework)
+        rel_items = _items(question, deep[:3], adm, embed, stats, reading, units, all_terms, focus, cfg)
+        for it in rel_items:
+            it.missing = list(adm.judgements[it.number].missing)
     if not items:
         # what the question states it wants, without its contrast ("…, rather than training robust models")
         premise = strip_frame(clean(query.search_text if query is not None and query.search_text else question))
