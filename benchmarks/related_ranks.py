@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             rank = order.index(item.paper_id) if item.paper_id in order else len(order)
             band = BANDS[0] if rank < 5 else BANDS[1] if rank < 10 else BANDS[2]
             shown[band] += 1
-            on_lists[band] += item.paper_id in set(row["relevant"]) | set(row["partly"])
+            on_lists[band] += item.paper_id in wanted
     print(f"questions {len(rows)} | related beside lists {sum(shown.values())}, on the writers' lists "
           f"{sum(on_lists.values())}")
     print(" | ".join(f"{band}: {on_lists[band]} of {shown[band]} on the lists" for band in BANDS))

@@ -1078,11 +1078,18 @@ def assess(
     if cfg.related_rank:  # (beside a list as well as instead of one; about the topic: instead of one only)
         first_ranked = set(order[: cfg.related_rank])
         central = [n for n in related if not items and adm.judgements[n].central >= 0.5]
-        deep = [n for n in central if cfg.central_rank and n not in order[: cfg.central_rank]]
-        related = [n for n in related if n in first_ranked or n in focus.named or (n in central and n not in deep)]
-    rel_items = _items(question, related[:3] if show_related else [], adm, embed, stats, reading, units, all_terms, focus, cfg)
-    for it in rel_items:
-        it.missing = list(adm.judgements[it.number].missing)
+        near = set(order[: cfg.central_rank]) if cfg.central_rank else set(central)
+        deep = [n for n in central if n not in near]
+        related = [n for n in related if n in first_ranked or n in focus.named or (n in central and n in near)]
+
+    def related_items(numbers: Sequence[int]) -> list[Item]:
+        """The related papers' evidence, each with what its abstract does not state."""
+        out = _items(question, numbers, adm, embed, stats, reading, units, all_terms, focus, cfg)
+        for it in out:
+            it.missing = list(adm.judgements[it.number].missing)
+        return out
+
+    rel_items = related_items(related[:3] if show_related else [])
     close = _search_first(order, cfg.search_top, set(matching) | {it.number for it in rel_items} | aside) \
         if strict and list_question and (len(items) < cfg.search_below or unworded) \
         and len(set(content_stems(question))) >= cfg.search_words else []
@@ -1091,9 +1098,7 @@ def assess(
     if not items and not rel_items and not closest and deep and list_question and not seeks_one_paper(question):
         # (a list request that would show nothing: its papers about the topic from past the tenth, rather than "I could
         # not find …" alone beside MAESTRO's self-distillation framework)
-        rel_items = _items(question, deep[:3], adm, embed, stats, reading, units, all_terms, focus, cfg)
-        for it in rel_items:
-            it.missing = list(adm.judgements[it.number].missing)
+        rel_items = related_items(deep[:3])
     if not items:
         # what the question states it wants, without its contrast ("…, rather than training robust models")
         premise = strip_frame(clean(query.search_text if query is not None and query.search_text else question))
